@@ -1,0 +1,81 @@
+#include "app/cli/Arguments.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+
+namespace inferscope::cli {
+
+Arguments::Arguments(const std::vector<std::string>& args, const OptionSpec& spec) {
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        std::string arg = args[i];
+        std::string inlineValue;
+        bool hasInline = false;
+        if (arg.rfind("--", 0) == 0) {
+            if (auto eq = arg.find('='); eq != std::string::npos) {
+                inlineValue = arg.substr(eq + 1);
+                arg = arg.substr(0, eq);
+                hasInline = true;
+            }
+        }
+        if (auto alias = spec.aliases.find(arg); alias != spec.aliases.end()) arg = alias->second;
+        if (arg.size() > 1 && arg[0] == '-' && !(arg.size() > 1 && std::isdigit(static_cast<unsigned char>(arg[1])))) {
+            if (spec.flags.count(arg)) {
+                if (hasInline) throw UsageError("option " + arg + " takes no value");
+                flags_.insert(arg);
+            } else if (spec.valued.count(arg)) {
+                if (hasInline) values_[arg] = inlineValue;
+                else if (i + 1 < args.size()) values_[arg] = args[++i];
+                else throw UsageError("option " + arg + " needs a value");
+            } else {
+                throw UsageError("unknown option " + arg);
+            }
+        } else {
+            positionals_.push_back(args[i]);
+        }
+    }
+}
+
+const std::string& Arguments::positional(std::size_t index, const char* what) const {
+    if (index >= positionals_.size()) throw UsageError(std::string("missing ") + what);
+    return positionals_[index];
+}
+
+std::optional<std::string> Arguments::value(const std::string& name) const {
+    auto it = values_.find(name);
+    if (it == values_.end()) return std::nullopt;
+    return it->second;
+}
+
+std::string Arguments::valueOr(const std::string& name, const std::string& fallback) const {
+    return value(name).value_or(fallback);
+}
+
+long long Arguments::integer(const std::string& name, long long fallback, long long min,
+                             long long max) const {
+    auto text = value(name);
+    if (!text) return fallback;
+    long long result = 0;
+    auto [end, error] = std::from_chars(text->data(), text->data() + text->size(), result);
+    if (error != std::errc() || end != text->data() + text->size())
+        throw UsageError(name + " expects an integer, got '" + *text + "'");
+    if (result < min || result > max)
+        throw UsageError(name + " must be between " + std::to_string(min) + " and " +
+                         std::to_string(max));
+    return result;
+}
+
+double Arguments::number(const std::string& name, double fallback, double min, double max) const {
+    auto text = value(name);
+    if (!text) return fallback;
+    char* end = nullptr;
+    double result = std::strtod(text->c_str(), &end);
+    if (text->empty() || *end != '\0' || !std::isfinite(result))
+        throw UsageError(name + " expects a number, got '" + *text + "'");
+    if (result < min || result > max)
+        throw UsageError(name + " must be between " + std::to_string(min) + " and " +
+                         std::to_string(max));
+    return result;
+}
+
+} // namespace inferscope::cli

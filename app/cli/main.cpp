@@ -1,0 +1,8 @@
+#include "app/cli/Commands.hpp"
+
+#include <iostream>
+
+int main(int argc, char** argv) {
+    std::vector<std::string> args(argv, argv + argc);
+    return inferscope::cli::runCli(args, std::cout, std::cerr);
+}

@@ -1,0 +1,38 @@
+#include "compute/CpuBackend.hpp"
+
+namespace inferscope::compute {
+
+CpuBackend::CpuBackend(std::shared_ptr<const models::ReferenceTransformer> model, bool useCache)
+    : model_(std::move(model)), useCache_(useCache), cache_(model_->newCache()) {}
+
+std::string CpuBackend::name() const { return useCache_ ? "cpu" : "cpu (uncached)"; }
+
+void CpuBackend::reset() {
+    cache_ = model_->newCache();
+    sequence_.clear();
+}
+
+std::vector<float> CpuBackend::append(std::span<const std::int32_t> tokens) {
+    sequence_.insert(sequence_.end(), tokens.begin(), tokens.end());
+    if (!useCache_) return model_->forwardUncached(sequence_);
+    return model_->forward(tokens, cache_, false);
+}
+
+std::vector<float> CpuBackend::appendAllLogits(std::span<const std::int32_t> tokens) {
+    sequence_.insert(sequence_.end(), tokens.begin(), tokens.end());
+    if (!useCache_) {
+        // Uncached means every position is recomputed from scratch, one prefix at a time.
+        std::vector<float> all;
+        std::size_t start = sequence_.size() - tokens.size();
+        for (std::size_t end = start + 1; end <= sequence_.size(); ++end) {
+            auto logits = model_->forwardUncached(std::span(sequence_).first(end));
+            all.insert(all.end(), logits.begin(), logits.end());
+        }
+        return all;
+    }
+    return model_->forward(tokens, cache_, true);
+}
+
+std::uint32_t CpuBackend::vocabSize() const { return model_->config().vocabSize; }
+
+} // namespace inferscope::compute

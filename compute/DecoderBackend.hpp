@@ -1,0 +1,26 @@
+#pragma once
+// What a generation loop needs from a transformer, whichever runs it: feed tokens of one
+// sequence, get the next-token logits. The CPU reference and the Vulkan Engine both
+// implement it, so the CLI and the window drive them with the same code.
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace inferscope::compute {
+
+class DecoderBackend {
+public:
+    virtual ~DecoderBackend() = default;
+    virtual std::string name() const = 0;
+    // Forget the sequence (empty the cache).
+    virtual void reset() = 0;
+    // Appends tokens to the sequence; returns the logits after its last token.
+    virtual std::vector<float> append(std::span<const std::int32_t> tokens) = 0;
+    // Logits after every one of the appended tokens (rows of vocab size), for perplexity
+    // and teacher forcing.
+    virtual std::vector<float> appendAllLogits(std::span<const std::int32_t> tokens) = 0;
+    virtual std::uint32_t vocabSize() const = 0;
+};
+
+} // namespace inferscope::compute

@@ -1,0 +1,42 @@
+#pragma once
+// A Table is what every experiment returns: a title, named columns with units, typed rows
+// and notes. Panels draw it, the CLI prints it (text or JSON), tests assert on it.
+#include <cstdint>
+#include <nlohmann/json_fwd.hpp>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace inferscope::compute {
+
+using Cell = std::variant<std::monostate, std::int64_t, double, std::string>;
+
+struct Column {
+    std::string name;
+    std::string unit;  // "", "bytes", "ms", "tokens/s", ...
+    int precision = 3; // digits after the point for doubles
+};
+
+struct Table {
+    std::string id;    // stable machine name, e.g. "model-info"
+    std::string title; // human title
+    std::vector<Column> columns;
+    std::vector<std::vector<Cell>> rows;
+    std::vector<std::string> notes;
+
+    Table& addColumn(std::string name, std::string unit = "", int precision = 3);
+    Table& addRow(std::vector<Cell> cells); // must match the column count
+    std::size_t columnIndex(const std::string& name) const; // throws std::out_of_range
+    const Cell& at(std::size_t row, const std::string& column) const;
+    double number(std::size_t row, const std::string& column) const; // int or double cell
+};
+
+std::string formatCell(const Cell& cell, const Column& column);
+// Aligned plain-text rendering: title, header with units, rows, notes.
+std::string renderText(const Table& table);
+nlohmann::json toJson(const Table& table);
+// Formats 23040 as "23,040" (thousands separators, as the chapter prints numbers).
+std::string groupThousands(std::int64_t value);
+std::string humanBytes(double bytes); // "92.4 MiB"
+
+} // namespace inferscope::compute

@@ -1,0 +1,66 @@
+#pragma once
+// The CPU reference transformer: plain fp32 loops that follow the equations, the oracle for
+// every GPU test. Llama / Mistral / Qwen2 family: RMSNorm, RoPE (either pairing, with
+// linear or llama3 scaling), grouped-query attention, optional q/k/v biases, SwiGLU, tied
+// or separate output head. Matrix-vector products are split across threads.
+#include "models/ModelConfig.hpp"
+#include "models/WeightStore.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace inferscope::models {
+
+class ReferenceThreadPool; // persistent workers for the row-split products (ReferenceTransformer.cpp)
+
+// f32 weights by canonical name (see WeightStore.hpp). Tests may substitute quantized
+// -then-dequantized matrices here to check a GPU scheme against the same weights.
+using ReferenceWeights = std::map<std::string, std::vector<float>>;
+ReferenceWeights dequantizeAll(const WeightStore& store);
+
+class ReferenceTransformer {
+public:
+    struct KvCache {
+        std::uint32_t length = 0;            // positions held
+        std::vector<std::vector<float>> k;   // per layer: [position][kvHeads * headDim]
+        std::vector<std::vector<float>> v;
+    };
+    // Called with the residual stream after each layer (layer index, position, values).
+    using ResidualObserver =
+        std::function<void(std::uint32_t layer, std::uint32_t position, std::span<const float>)>;
+
+    ReferenceTransformer(ModelConfig config, ReferenceWeights weights, unsigned threads = 0);
+
+    const ModelConfig& config() const { return config_; }
+    const ReferenceWeights& weights() const { return weights_; }
+    // Per-pair RoPE frequencies (radians per position) after scaling and rope_freqs.
+    const std::vector<float>& ropeInverseFrequencies() const { return ropeInvFreq_; }
+    KvCache newCache() const;
+
+    // Runs tokens at positions cache.length ... and appends their K/V to the cache.
+    // Returns logits: one row of vocabSize per token when allLogits, else the last row.
+    std::vector<float> forward(std::span<const std::int32_t> tokens, KvCache& cache,
+                               bool allLogits = false) const;
+    // Uncached: recomputes the whole sequence from scratch (a fresh cache) and returns
+    // the logits of its last position. Really does the O(T^2) work per call.
+    std::vector<float> forwardUncached(std::span<const std::int32_t> sequence) const;
+
+    void setResidualObserver(ResidualObserver observer) { observer_ = std::move(observer); }
+    unsigned threads() const { return threads_; }
+
+private:
+    ModelConfig config_;
+    ReferenceWeights weights_;
+    unsigned threads_;
+    ResidualObserver observer_;
+    std::vector<float> ropeInvFreq_;
+    // Shared by copies: its workers live as long as any copy; calls into it are serialized.
+    std::shared_ptr<ReferenceThreadPool> pool_;
+};
+
+} // namespace inferscope::models

@@ -1,0 +1,70 @@
+#include "models/WeightStore.hpp"
+
+#include "models/ModelError.hpp"
+
+#include <string>
+
+namespace inferscope::models {
+
+std::uint64_t StoredTensor::elements() const {
+    if (shape.empty()) return 0;
+    std::uint64_t count = 1;
+    for (std::uint64_t dim : shape) count *= dim; // readers check this product for overflow
+    return count;
+}
+
+std::uint64_t StoredTensor::rows() const {
+    if (shape.empty()) return 0;
+    std::uint64_t count = 1;
+    for (std::size_t i = 1; i < shape.size(); ++i) count *= shape[i];
+    return count;
+}
+
+void WeightStore::add(StoredTensor tensor) {
+    if (tensors_.contains(tensor.name))
+        throw ModelError("", tensor.name, tensor.fileOffset, "duplicate tensor name");
+    std::string name = tensor.name;
+    tensors_.emplace(std::move(name), std::move(tensor));
+}
+
+bool WeightStore::contains(const std::string& name) const { return tensors_.contains(name); }
+
+const StoredTensor& WeightStore::at(const std::string& name) const {
+    const StoredTensor* tensor = find(name);
+    if (!tensor) throw ModelError("", name, std::nullopt, "tensor not found");
+    return *tensor;
+}
+
+const StoredTensor* WeightStore::find(const std::string& name) const {
+    auto it = tensors_.find(name);
+    return it == tensors_.end() ? nullptr : &it->second;
+}
+
+std::vector<float> WeightStore::dequantized(const std::string& name) const {
+    const StoredTensor& tensor = at(name);
+    const std::uint64_t count = tensor.elements();
+    const auto bytes = tensorBytes(tensor.type, count);
+    if (!bytes || *bytes != tensor.data.size())
+        throw ModelError("", name, tensor.fileOffset,
+                         "holds " + std::to_string(tensor.data.size()) + " bytes, " +
+                             std::to_string(count) + " elements of " +
+                             std::string(tensorTypeName(tensor.type)) + " need " +
+                             (bytes ? std::to_string(*bytes) : std::string("whole blocks")));
+    std::vector<float> values(count);
+    dequantize(tensor.type, tensor.data, values);
+    return values;
+}
+
+std::uint64_t WeightStore::totalElements() const {
+    std::uint64_t total = 0;
+    for (const auto& [name, tensor] : tensors_) total += tensor.elements();
+    return total;
+}
+
+std::map<TensorType, std::uint64_t> WeightStore::bytesByType() const {
+    std::map<TensorType, std::uint64_t> bytes;
+    for (const auto& [name, tensor] : tensors_) bytes[tensor.type] += tensor.data.size();
+    return bytes;
+}
+
+} // namespace inferscope::models
