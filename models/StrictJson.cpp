@@ -45,7 +45,9 @@ nlohmann::json parseStrictJson(std::string_view text, const std::string& file,
                              "JSON nested deeper than " + std::to_string(options.maxDepth) +
                                  " levels");
         switch (event) {
-        case Event::object_start: openObjects.emplace_back(); break;
+        case Event::object_start:
+            openObjects.emplace_back();
+            break;
         case Event::object_end:
             if (!openObjects.empty()) openObjects.pop_back();
             break;
@@ -60,7 +62,8 @@ nlohmann::json parseStrictJson(std::string_view text, const std::string& file,
             }
             break;
         }
-        default: break;
+        default:
+            break;
         }
         return true;
     };

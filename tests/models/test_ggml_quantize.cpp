@@ -1,0 +1,117 @@
+// ggml's Q8_0, Q4_0 and Q4_1 block quantizers (used to write synthetic GGUF files): exact
+// bytes for hand-worked blocks, including rounding ties, clamping and all-zero blocks.
+#include "models/GgmlQuantize.hpp"
+#include "models/ModelError.hpp"
+
+#include <QtTest>
+
+using namespace inferscope::models;
+using Bytes = std::vector<std::uint8_t>;
+
+class TestGgmlQuantize : public QObject {
+    Q_OBJECT
+private slots:
+    void q8_0();
+    void q4_0();
+    void q4_1();
+    void zeroBlocks();
+    void refusesPartialBlocksAndOtherTypes();
+};
+
+void TestGgmlQuantize::q8_0() {
+    std::vector<float> x(32, 0.0f);
+    x[0] = 127.0f; // absmax: d = 1
+    x[1] = -127.0f;
+    x[2] = 63.5f; // a tie rounds away from zero, as roundf does
+    x[3] = 0.49f;
+    x[4] = -63.5f;
+    const Bytes bytes = quantizeGgml(TensorType::Q8_0, x);
+    QCOMPARE(bytes.size(), std::size_t{34});
+    QCOMPARE(bytes[0], std::uint8_t{0x00}); // f16 1.0 = 0x3C00, little-endian
+    QCOMPARE(bytes[1], std::uint8_t{0x3C});
+    QCOMPARE(bytes[2], std::uint8_t{0x7F});
+    QCOMPARE(bytes[3], std::uint8_t{0x81}); // -127
+    QCOMPARE(bytes[4], std::uint8_t{64});
+    QCOMPARE(bytes[5], std::uint8_t{0});
+    QCOMPARE(bytes[6], std::uint8_t{0xC0}); // -64
+    std::vector<float> back(32);
+    dequantize(TensorType::Q8_0, bytes, back);
+    QCOMPARE(back[2], 64.0f);
+    QCOMPARE(back[1], -127.0f);
+}
+
+void TestGgmlQuantize::q4_0() {
+    std::vector<float> x(32, 0.0f);
+    x[0] = -8.0f;  // largest magnitude, negative: d = -8 / -8 = 1
+    x[1] = 7.0f;   // 15.5 -> 15
+    x[2] = 0.4f;   // 8.9 -> 8
+    x[3] = 0.6f;   // 9.1 -> 9
+    x[16] = 7.9f;  // 16.4 -> 16, clamped to 15
+    x[17] = -7.6f; // 0.9 -> 0
+    const Bytes bytes = quantizeGgml(TensorType::Q4_0, x);
+    QCOMPARE(bytes.size(), std::size_t{18});
+    QCOMPARE(bytes[0], std::uint8_t{0x00});
+    QCOMPARE(bytes[1], std::uint8_t{0x3C});
+    // Element j in the low nibble, element j + 16 in the high nibble.
+    QCOMPARE(bytes[2], std::uint8_t{0xF0});
+    QCOMPARE(bytes[3], std::uint8_t{0x0F});
+    QCOMPARE(bytes[4], std::uint8_t{0x88});
+    QCOMPARE(bytes[5], std::uint8_t{0x89});
+    QCOMPARE(bytes[17], std::uint8_t{0x88});
+
+    // A positive extreme gives a negative scale; it still maps back to itself.
+    std::vector<float> y(32, 1.0f);
+    y[5] = 8.0f;
+    const Bytes flipped = quantizeGgml(TensorType::Q4_0, y);
+    QCOMPARE(flipped[1], std::uint8_t{0xBC}); // f16 -1.0 = 0xBC00
+    std::vector<float> back(32);
+    dequantize(TensorType::Q4_0, flipped, back);
+    QCOMPARE(back[5], 8.0f);
+    QCOMPARE(back[0], 1.0f);
+}
+
+void TestGgmlQuantize::q4_1() {
+    std::vector<float> x(32, -3.0f); // minimum -3, maximum 12: d = 1
+    x[1] = 12.0f;
+    x[2] = 0.49f; // 3.49 + 0.5 -> 3
+    x[3] = 0.51f; // 3.51 + 0.5 -> 4
+    x[16] = 5.5f; // 8.5 + 0.5 -> 9
+    const Bytes bytes = quantizeGgml(TensorType::Q4_1, x);
+    QCOMPARE(bytes.size(), std::size_t{20});
+    QCOMPARE(bytes[0], std::uint8_t{0x00}); // d = 1.0
+    QCOMPARE(bytes[1], std::uint8_t{0x3C});
+    QCOMPARE(bytes[2], std::uint8_t{0x00}); // m = -3.0 = 0xC200
+    QCOMPARE(bytes[3], std::uint8_t{0xC2});
+    QCOMPARE(bytes[4], std::uint8_t{0x90});
+    QCOMPARE(bytes[5], std::uint8_t{0x0F});
+    QCOMPARE(bytes[6], std::uint8_t{0x03});
+    QCOMPARE(bytes[7], std::uint8_t{0x04});
+    QCOMPARE(bytes[19], std::uint8_t{0x00});
+    std::vector<float> back(32);
+    dequantize(TensorType::Q4_1, bytes, back);
+    QCOMPARE(back[1], 12.0f);
+    QCOMPARE(back[16], 6.0f);
+}
+
+void TestGgmlQuantize::zeroBlocks() {
+    const std::vector<float> zeros(64, 0.0f);
+    for (TensorType type : {TensorType::Q8_0, TensorType::Q4_0, TensorType::Q4_1}) {
+        const Bytes bytes = quantizeGgml(type, zeros);
+        QCOMPARE(bytes.size(), 2 * std::size_t{tensorTypeTraits(type).blockBytes});
+        std::vector<float> back(64, 1.0f);
+        dequantize(type, bytes, back);
+        for (float value : back) QCOMPARE(value, 0.0f);
+    }
+    QCOMPARE(quantizeGgml(TensorType::Q4_0, zeros)[2], std::uint8_t{0x88});
+}
+
+void TestGgmlQuantize::refusesPartialBlocksAndOtherTypes() {
+    const std::vector<float> values(33, 1.0f);
+    QVERIFY_THROWS_EXCEPTION(ModelError, quantizeGgml(TensorType::Q8_0, values));
+    QVERIFY_THROWS_EXCEPTION(ModelError,
+                             quantizeGgml(TensorType::Q4_K, std::vector<float>(256, 1.0f)));
+    QVERIFY(quantizeGgml(TensorType::Q8_0, std::vector<float>()).empty());
+}
+
+QTEST_APPLESS_MAIN(TestGgmlQuantize)
+#include "test_ggml_quantize.moc"

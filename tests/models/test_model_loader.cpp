@@ -1,0 +1,130 @@
+// loadModel's dispatch and refusals, and where set-up data is looked for: the cache folder
+// from the environment, the default model and corpus paths, and the hint to run set-up.
+#include "models/LoadedModel.hpp"
+#include "models/ModelError.hpp"
+
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <cstdlib>
+#include <fstream>
+#include <optional>
+
+using namespace inferscope::models;
+
+namespace {
+
+// Sets (or unsets, for nullopt) an environment variable for one scope.
+class ScopedEnvironment {
+public:
+    ScopedEnvironment(const char* name, std::optional<std::string> value) : name_(name) {
+        if (const char* old = std::getenv(name)) old_ = old;
+        if (value)
+            ::setenv(name, value->c_str(), 1);
+        else
+            ::unsetenv(name);
+    }
+    ~ScopedEnvironment() {
+        if (old_)
+            ::setenv(name_, old_->c_str(), 1);
+        else
+            ::unsetenv(name_);
+    }
+    ScopedEnvironment(const ScopedEnvironment&) = delete;
+    ScopedEnvironment& operator=(const ScopedEnvironment&) = delete;
+
+private:
+    const char* name_;
+    std::optional<std::string> old_;
+};
+
+template <typename Action> std::optional<ModelError> modelErrorOf(Action&& action) {
+    try {
+        action();
+    } catch (const ModelError& error) {
+        return error;
+    }
+    return std::nullopt;
+}
+
+} // namespace
+
+class TestModelLoader : public QObject {
+    Q_OBJECT
+private slots:
+    void cacheDirectoryFollowsTheEnvironment();
+    void defaultModelNeedsSetUp();
+    void refusesWhatIsNotAModel();
+};
+
+void TestModelLoader::cacheDirectoryFollowsTheEnvironment() {
+    ScopedEnvironment home("HOME", "/home/someone");
+    {
+        ScopedEnvironment cache("INFERSCOPE_CACHE", "/data/scope");
+        ScopedEnvironment xdg("XDG_CACHE_HOME", "/xdg");
+        QCOMPARE(cacheDirectory(), std::filesystem::path("/data/scope"));
+        QCOMPARE(defaultCorpusPath(), std::filesystem::path("/data/scope/corpus/ruth-kjv.txt"));
+    }
+    {
+        ScopedEnvironment cache("INFERSCOPE_CACHE", std::nullopt);
+        ScopedEnvironment xdg("XDG_CACHE_HOME", "/xdg");
+        QCOMPARE(cacheDirectory(), std::filesystem::path("/xdg/inferscope"));
+    }
+    {
+        ScopedEnvironment cache("INFERSCOPE_CACHE", "");
+        ScopedEnvironment xdg("XDG_CACHE_HOME", std::nullopt);
+        QCOMPARE(cacheDirectory(), std::filesystem::path("/home/someone/.cache/inferscope"));
+        QCOMPARE(resolveModelPath("~/m.gguf"), std::filesystem::path("/home/someone/m.gguf"));
+    }
+}
+
+void TestModelLoader::defaultModelNeedsSetUp() {
+    QTemporaryDir dir;
+    const std::filesystem::path cache = dir.path().toStdString();
+    ScopedEnvironment environment("INFERSCOPE_CACHE", cache.string());
+    const auto error = modelErrorOf([] { resolveModelPath("default"); });
+    QVERIFY(error);
+    QVERIFY2(std::string(error->what()).find("scripts/setup") != std::string::npos, error->what());
+    QVERIFY2(std::string(error->what()).find("SmolLM2-135M-Instruct.Q4_1.gguf") !=
+                 std::string::npos,
+             error->what());
+
+    const auto expected = cache / "models" / "SmolLM2-135M-Instruct.Q4_1.gguf";
+    std::filesystem::create_directories(expected.parent_path());
+    std::ofstream(expected) << "placeholder";
+    QCOMPARE(resolveModelPath("default"), expected);
+    // Anything else is a path, untouched.
+    QCOMPARE(resolveModelPath("some/model.gguf"), std::filesystem::path("some/model.gguf"));
+}
+
+void TestModelLoader::refusesWhatIsNotAModel() {
+    QTemporaryDir dir;
+    const std::filesystem::path root = dir.path().toStdString();
+    auto error = modelErrorOf([&] { loadModel(root / "absent.gguf"); });
+    QVERIFY(error);
+    QVERIFY2(std::string(error->what()).find("no such file") != std::string::npos, error->what());
+
+    std::ofstream(root / "notes.txt") << "just some text";
+    error = modelErrorOf([&] { loadModel(root / "notes.txt"); });
+    QVERIFY(error);
+    QCOMPARE(error->field(), std::string("magic"));
+    QCOMPARE(error->offset(), std::optional<std::uint64_t>(0));
+
+    std::ofstream(root / "tiny") << "GG"; // shorter than the magic
+    QVERIFY(modelErrorOf([&] { loadModel(root / "tiny"); }));
+
+    // The GGUF magic with nothing behind it goes to the GGUF reader, which refuses it.
+    std::ofstream(root / "cut.gguf") << "GGUF";
+    error = modelErrorOf([&] { loadModel(root / "cut.gguf"); });
+    QVERIFY(error);
+    QCOMPARE(error->file(), (root / "cut.gguf").string());
+
+    // A folder without config.json says what a safetensors folder needs.
+    std::filesystem::create_directories(root / "empty");
+    error = modelErrorOf([&] { loadModel(root / "empty"); });
+    QVERIFY(error);
+    QVERIFY2(std::string(error->what()).find("config.json") != std::string::npos, error->what());
+}
+
+QTEST_APPLESS_MAIN(TestModelLoader)
+#include "test_model_loader.moc"
