@@ -21,24 +21,39 @@ constexpr std::uint64_t maxAlignment = 1ull << 30;
 
 std::string valueTypeName(GgufValueType type) {
     switch (type) {
-    case GgufValueType::U8: return "u8";
-    case GgufValueType::I8: return "i8";
-    case GgufValueType::U16: return "u16";
-    case GgufValueType::I16: return "i16";
-    case GgufValueType::U32: return "u32";
-    case GgufValueType::I32: return "i32";
-    case GgufValueType::F32: return "f32";
-    case GgufValueType::Bool: return "bool";
-    case GgufValueType::String: return "string";
-    case GgufValueType::Array: return "array";
-    case GgufValueType::U64: return "u64";
-    case GgufValueType::I64: return "i64";
-    case GgufValueType::F64: return "f64";
+    case GgufValueType::U8:
+        return "u8";
+    case GgufValueType::I8:
+        return "i8";
+    case GgufValueType::U16:
+        return "u16";
+    case GgufValueType::I16:
+        return "i16";
+    case GgufValueType::U32:
+        return "u32";
+    case GgufValueType::I32:
+        return "i32";
+    case GgufValueType::F32:
+        return "f32";
+    case GgufValueType::Bool:
+        return "bool";
+    case GgufValueType::String:
+        return "string";
+    case GgufValueType::Array:
+        return "array";
+    case GgufValueType::U64:
+        return "u64";
+    case GgufValueType::I64:
+        return "i64";
+    case GgufValueType::F64:
+        return "f64";
     }
     return "type " + std::to_string(static_cast<std::uint32_t>(type));
 }
 
-bool knownValueType(std::uint32_t raw) { return raw <= static_cast<std::uint32_t>(GgufValueType::F64); }
+bool knownValueType(std::uint32_t raw) {
+    return raw <= static_cast<std::uint32_t>(GgufValueType::F64);
+}
 
 // The fewest bytes one value of the type can take in the file: used to refuse counts the
 // remaining bytes cannot possibly hold before allocating anything for them.
@@ -46,17 +61,22 @@ std::uint64_t minimumValueBytes(GgufValueType type) {
     switch (type) {
     case GgufValueType::U8:
     case GgufValueType::I8:
-    case GgufValueType::Bool: return 1;
+    case GgufValueType::Bool:
+        return 1;
     case GgufValueType::U16:
-    case GgufValueType::I16: return 2;
+    case GgufValueType::I16:
+        return 2;
     case GgufValueType::U32:
     case GgufValueType::I32:
-    case GgufValueType::F32: return 4;
+    case GgufValueType::F32:
+        return 4;
     case GgufValueType::String:
     case GgufValueType::U64:
     case GgufValueType::I64:
-    case GgufValueType::F64: return 8;
-    case GgufValueType::Array: return 12;
+    case GgufValueType::F64:
+        return 8;
+    case GgufValueType::Array:
+        return 12;
     }
     return 1;
 }
@@ -108,24 +128,36 @@ public:
 
     GgufValue readValue(GgufValueType type, const std::string& field, int depth) {
         switch (type) {
-        case GgufValueType::U8: return read<std::uint8_t>(field);
-        case GgufValueType::I8: return read<std::int8_t>(field);
-        case GgufValueType::U16: return read<std::uint16_t>(field);
-        case GgufValueType::I16: return read<std::int16_t>(field);
-        case GgufValueType::U32: return read<std::uint32_t>(field);
-        case GgufValueType::I32: return read<std::int32_t>(field);
-        case GgufValueType::F32: return read<float>(field);
-        case GgufValueType::U64: return read<std::uint64_t>(field);
-        case GgufValueType::I64: return read<std::int64_t>(field);
-        case GgufValueType::F64: return read<double>(field);
+        case GgufValueType::U8:
+            return read<std::uint8_t>(field);
+        case GgufValueType::I8:
+            return read<std::int8_t>(field);
+        case GgufValueType::U16:
+            return read<std::uint16_t>(field);
+        case GgufValueType::I16:
+            return read<std::int16_t>(field);
+        case GgufValueType::U32:
+            return read<std::uint32_t>(field);
+        case GgufValueType::I32:
+            return read<std::int32_t>(field);
+        case GgufValueType::F32:
+            return read<float>(field);
+        case GgufValueType::U64:
+            return read<std::uint64_t>(field);
+        case GgufValueType::I64:
+            return read<std::int64_t>(field);
+        case GgufValueType::F64:
+            return read<double>(field);
         case GgufValueType::Bool: {
             const std::uint64_t start = position_;
             const auto raw = read<std::uint8_t>(field);
             if (raw > 1) fail(field, start, "bool value " + std::to_string(raw) + " is not 0 or 1");
             return raw == 1;
         }
-        case GgufValueType::String: return readString(field, limits_.maxStringBytes);
-        case GgufValueType::Array: return readArray(field, depth);
+        case GgufValueType::String:
+            return readString(field, limits_.maxStringBytes);
+        case GgufValueType::Array:
+            return readArray(field, depth);
         }
         fail(field, position_, "unknown value type");
     }
@@ -248,14 +280,6 @@ GgufFile GgufFile::open(const std::filesystem::path& path, const GgufLimits& lim
         reader.fail("metadata_kv_count", metadataCountOffset,
                     std::to_string(metadataCount) + " entries exceed the limit of " +
                         std::to_string(limits.maxMetadataEntries));
-    // Smallest entry: empty key (8) + type (4) + one byte; smallest tensor info: empty
-    // name (8) + n_dims (4) + one dim (8) + type (4) + offset (8).
-    if (metadataCount > reader.remaining() / 13)
-        reader.fail("metadata_kv_count", metadataCountOffset,
-                    std::to_string(metadataCount) + " entries cannot fit in the file");
-    if (tensorCount > reader.remaining() / 32)
-        reader.fail("tensor_count", tensorCountOffset,
-                    std::to_string(tensorCount) + " tensors cannot fit in the file");
 
     // Metadata.
     for (std::uint64_t i = 0; i < metadataCount; ++i) {
@@ -281,20 +305,23 @@ GgufFile GgufFile::open(const std::filesystem::path& path, const GgufLimits& lim
         const std::uint64_t alignment = *gguf.getUInt("general.alignment");
         if (alignment == 0 || !std::has_single_bit(alignment) || alignment > maxAlignment)
             reader.fail("general.alignment", alignmentOffset,
-                        "alignment " + std::to_string(alignment) +
-                            " is not a power of two up to " + std::to_string(maxAlignment));
+                        "alignment " + std::to_string(alignment) + " is not a power of two up to " +
+                            std::to_string(maxAlignment));
         gguf.alignment_ = alignment;
     }
 
     // Tensor infos.
-    gguf.tensors_.reserve(tensorCount);
+    // Smallest tensor info: empty name (8) + n_dims (4) + one dim (8) + type (4) + offset (8);
+    // a count the rest of the file cannot hold fails below, at the first missing byte.
+    gguf.tensors_.reserve(std::min<std::uint64_t>(tensorCount, reader.remaining() / 32));
     std::map<std::string, std::uint64_t> seenNames;
     for (std::uint64_t i = 0; i < tensorCount; ++i) {
         GgufTensorInfo info;
         info.infoOffset = reader.position();
         const std::string infoField = "tensor_infos[" + std::to_string(i) + "]";
         info.name = reader.readString(infoField + " name", maxTensorNameBytes);
-        if (info.name.empty()) reader.fail(infoField + " name", info.infoOffset, "empty tensor name");
+        if (info.name.empty())
+            reader.fail(infoField + " name", info.infoOffset, "empty tensor name");
         if (auto seen = seenNames.find(info.name); seen != seenNames.end())
             reader.fail(info.name, info.infoOffset,
                         "duplicate tensor name (first at byte " + std::to_string(seen->second) +
@@ -360,7 +387,8 @@ GgufFile GgufFile::open(const std::filesystem::path& path, const GgufLimits& lim
         std::uint64_t elements = 1;
         for (std::uint64_t extent : info.shape) elements *= extent; // checked above
         const std::uint64_t size = *tensorBytes(info.type, elements);
-        const std::uint64_t available = bytes.size() - std::min<std::uint64_t>(gguf.dataOffset_, bytes.size());
+        const std::uint64_t available =
+            bytes.size() - std::min<std::uint64_t>(gguf.dataOffset_, bytes.size());
         if (info.offset > available || size > available - info.offset)
             reader.fail(info.name + " offset", info.infoOffset,
                         std::to_string(size) + " bytes of data at data offset " +
@@ -445,7 +473,8 @@ std::optional<std::vector<std::string>> GgufFile::getStringArray(const std::stri
         wrongType(*this, key, "array of string", *value);
     std::vector<std::string> texts;
     texts.reserve((*array)->values.size());
-    for (const GgufValue& element : (*array)->values) texts.push_back(std::get<std::string>(element));
+    for (const GgufValue& element : (*array)->values)
+        texts.push_back(std::get<std::string>(element));
     return texts;
 }
 
@@ -470,7 +499,8 @@ std::span<const std::uint8_t> GgufFile::tensorData(const GgufTensorInfo& info) c
     const auto bytes = file_->bytes();
     // Infos from this file were checked at open; refuse anything else rather than read wild.
     if (info.shape.empty() || !size || dataOffset_ > bytes.size() ||
-        info.offset > bytes.size() - dataOffset_ || *size > bytes.size() - dataOffset_ - info.offset)
+        info.offset > bytes.size() - dataOffset_ ||
+        *size > bytes.size() - dataOffset_ - info.offset)
         throw ModelError(path_.string(), info.name, info.infoOffset,
                          "tensor data lies outside the file");
     return bytes.subspan(dataOffset_ + info.offset, *size);

@@ -121,9 +121,8 @@ std::vector<std::uint8_t> GgufWriter::bytes() const {
     for (const auto& entry : metadata_) hasAlignmentKey |= entry.first == "general.alignment";
     const bool addAlignmentKey = !hasAlignmentKey && alignment_ != 32;
 
-    std::vector<std::uint8_t> out;
+    std::vector<std::uint8_t> out{'G', 'G', 'U', 'F'};
     ByteSink sink(out);
-    out.insert(out.end(), {'G', 'G', 'U', 'F'});
     sink.put<std::uint32_t>(3);
     sink.put<std::uint64_t>(tensors_.size());
     sink.put<std::uint64_t>(metadata_.size() + (addAlignmentKey ? 1 : 0));

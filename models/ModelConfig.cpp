@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <string>
 
 namespace inferscope::models {
@@ -19,6 +20,13 @@ constexpr std::uint32_t maxHeadDim = 1024;
 constexpr std::uint32_t maxFfn = 1u << 20;
 constexpr std::uint32_t maxVocab = 1u << 22;
 constexpr std::uint32_t maxContext = 1u << 24;
+
+// Shortest readable form ("1e-05", "nan"), unlike std::to_string's fixed six decimals.
+std::string number(float value) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%g", static_cast<double>(value));
+    return text;
+}
 
 void requireRange(const std::string& source, const char* field, std::uint64_t value,
                   std::uint64_t maximum) {
@@ -64,19 +72,19 @@ void ModelConfig::validate(const std::string& source) const {
                              std::to_string(hiddenSize));
     if (!std::isfinite(ropeTheta) || ropeTheta <= 0.0f)
         throw ModelError(source, "ropeTheta", std::nullopt,
-                         "must be finite and positive, got " + std::to_string(ropeTheta));
+                         "must be finite and positive, got " + number(ropeTheta));
     if (!std::isfinite(rmsNormEps) || rmsNormEps <= 0.0f || rmsNormEps >= 1.0f)
         throw ModelError(source, "rmsNormEps", std::nullopt,
-                         "must be in (0, 1), got " + std::to_string(rmsNormEps));
+                         "must be in (0, 1), got " + number(rmsNormEps));
     if (ropeScaling.type != RopeScalingType::None) {
         if (!std::isfinite(ropeScaling.factor) || ropeScaling.factor <= 0.0f ||
             ropeScaling.factor > 1024.0f)
             throw ModelError(source, "ropeScaling.factor", std::nullopt,
-                             "must be in (0, 1024], got " + std::to_string(ropeScaling.factor));
+                             "must be in (0, 1024], got " + number(ropeScaling.factor));
     }
     if (ropeScaling.type == RopeScalingType::Llama3) {
-        if (!std::isfinite(ropeScaling.lowFreqFactor) || !std::isfinite(ropeScaling.highFreqFactor) ||
-            ropeScaling.lowFreqFactor <= 0.0f ||
+        if (!std::isfinite(ropeScaling.lowFreqFactor) ||
+            !std::isfinite(ropeScaling.highFreqFactor) || ropeScaling.lowFreqFactor <= 0.0f ||
             ropeScaling.highFreqFactor <= ropeScaling.lowFreqFactor)
             throw ModelError(source, "ropeScaling.highFreqFactor", std::nullopt,
                              "llama3 RoPE scaling needs 0 < low_freq_factor < high_freq_factor");

@@ -32,12 +32,14 @@ std::uint16_t loadU16(const std::uint8_t* p) {
     return static_cast<std::uint16_t>(p[0] | (p[1] << 8));
 }
 
-float loadHalf(const std::uint8_t* p) { return halfToFloat(loadU16(p)); }
+float loadHalf(const std::uint8_t* p) {
+    return halfToFloat(loadU16(p));
+}
 
 float loadF32(const std::uint8_t* p) {
-    std::uint32_t bits = static_cast<std::uint32_t>(p[0]) | (static_cast<std::uint32_t>(p[1]) << 8) |
-                         (static_cast<std::uint32_t>(p[2]) << 16) |
-                         (static_cast<std::uint32_t>(p[3]) << 24);
+    std::uint32_t bits =
+        static_cast<std::uint32_t>(p[0]) | (static_cast<std::uint32_t>(p[1]) << 8) |
+        (static_cast<std::uint32_t>(p[2]) << 16) | (static_cast<std::uint32_t>(p[3]) << 24);
     return std::bit_cast<float>(bits);
 }
 
@@ -76,7 +78,8 @@ void dequantizeQ4_1(const std::uint8_t* block, float* out) {
 
 void dequantizeQ8_0(const std::uint8_t* block, float* out) {
     const float d = loadHalf(block);
-    for (int i = 0; i < 32; ++i) out[i] = static_cast<float>(static_cast<std::int8_t>(block[2 + i])) * d;
+    for (int i = 0; i < 32; ++i)
+        out[i] = static_cast<float>(static_cast<std::int8_t>(block[2 + i])) * d;
 }
 
 void dequantizeQ4_K(const std::uint8_t* block, float* out) {
@@ -154,15 +157,24 @@ void dequantizeQ6_K(const std::uint8_t* block, float* out) {
 
 std::optional<TensorTypeTraits> tensorTypeTraits(std::uint32_t rawType) {
     switch (static_cast<TensorType>(rawType)) {
-    case TensorType::F32: return traitsF32;
-    case TensorType::F16: return traitsF16;
-    case TensorType::BF16: return traitsBF16;
-    case TensorType::Q4_0: return traitsQ4_0;
-    case TensorType::Q4_1: return traitsQ4_1;
-    case TensorType::Q8_0: return traitsQ8_0;
-    case TensorType::Q4_K: return traitsQ4_K;
-    case TensorType::Q5_K: return traitsQ5_K;
-    case TensorType::Q6_K: return traitsQ6_K;
+    case TensorType::F32:
+        return traitsF32;
+    case TensorType::F16:
+        return traitsF16;
+    case TensorType::BF16:
+        return traitsBF16;
+    case TensorType::Q4_0:
+        return traitsQ4_0;
+    case TensorType::Q4_1:
+        return traitsQ4_1;
+    case TensorType::Q8_0:
+        return traitsQ8_0;
+    case TensorType::Q4_K:
+        return traitsQ4_K;
+    case TensorType::Q5_K:
+        return traitsQ5_K;
+    case TensorType::Q6_K:
+        return traitsQ6_K;
     }
     return std::nullopt;
 }
@@ -170,8 +182,7 @@ std::optional<TensorTypeTraits> tensorTypeTraits(std::uint32_t rawType) {
 TensorTypeTraits tensorTypeTraits(TensorType type) {
     auto traits = tensorTypeTraits(static_cast<std::uint32_t>(type));
     if (!traits)
-        throw ModelError("unknown tensor type " +
-                         std::to_string(static_cast<std::uint32_t>(type)));
+        throw ModelError("unknown tensor type " + std::to_string(static_cast<std::uint32_t>(type)));
     return *traits;
 }
 
@@ -210,17 +221,31 @@ void dequantize(TensorType type, std::span<const std::uint8_t> src, std::span<fl
     case TensorType::BF16:
         for (std::size_t i = 0; i < blocks; ++i) out[i] = bf16ToFloat(loadU16(in + 2 * i));
         return;
-    default: break;
+    default:
+        break;
     }
     void (*blockFunction)(const std::uint8_t*, float*) = nullptr;
     switch (type) {
-    case TensorType::Q4_0: blockFunction = dequantizeQ4_0; break;
-    case TensorType::Q4_1: blockFunction = dequantizeQ4_1; break;
-    case TensorType::Q8_0: blockFunction = dequantizeQ8_0; break;
-    case TensorType::Q4_K: blockFunction = dequantizeQ4_K; break;
-    case TensorType::Q5_K: blockFunction = dequantizeQ5_K; break;
-    case TensorType::Q6_K: blockFunction = dequantizeQ6_K; break;
-    default: throw ModelError("dequantize: unsupported tensor type");
+    case TensorType::Q4_0:
+        blockFunction = dequantizeQ4_0;
+        break;
+    case TensorType::Q4_1:
+        blockFunction = dequantizeQ4_1;
+        break;
+    case TensorType::Q8_0:
+        blockFunction = dequantizeQ8_0;
+        break;
+    case TensorType::Q4_K:
+        blockFunction = dequantizeQ4_K;
+        break;
+    case TensorType::Q5_K:
+        blockFunction = dequantizeQ5_K;
+        break;
+    case TensorType::Q6_K:
+        blockFunction = dequantizeQ6_K;
+        break;
+    default:
+        throw ModelError("dequantize: unsupported tensor type");
     }
     for (std::size_t b = 0; b < blocks; ++b)
         blockFunction(in + b * traits.blockBytes, out + b * traits.blockElements);

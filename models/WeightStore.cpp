@@ -22,16 +22,18 @@ std::uint64_t StoredTensor::rows() const {
 
 void WeightStore::add(StoredTensor tensor) {
     if (tensors_.contains(tensor.name))
-        throw ModelError("", tensor.name, tensor.fileOffset, "duplicate tensor name");
+        throw ModelError("duplicate tensor name '" + tensor.name + "'");
     std::string name = tensor.name;
     tensors_.emplace(std::move(name), std::move(tensor));
 }
 
-bool WeightStore::contains(const std::string& name) const { return tensors_.contains(name); }
+bool WeightStore::contains(const std::string& name) const {
+    return tensors_.contains(name);
+}
 
 const StoredTensor& WeightStore::at(const std::string& name) const {
     const StoredTensor* tensor = find(name);
-    if (!tensor) throw ModelError("", name, std::nullopt, "tensor not found");
+    if (!tensor) throw ModelError("tensor '" + name + "' not found");
     return *tensor;
 }
 
@@ -45,11 +47,11 @@ std::vector<float> WeightStore::dequantized(const std::string& name) const {
     const std::uint64_t count = tensor.elements();
     const auto bytes = tensorBytes(tensor.type, count);
     if (!bytes || *bytes != tensor.data.size())
-        throw ModelError("", name, tensor.fileOffset,
-                         "holds " + std::to_string(tensor.data.size()) + " bytes, " +
-                             std::to_string(count) + " elements of " +
-                             std::string(tensorTypeName(tensor.type)) + " need " +
-                             (bytes ? std::to_string(*bytes) : std::string("whole blocks")));
+        throw ModelError("tensor '" + name + "' at byte " + std::to_string(tensor.fileOffset) +
+                         " holds " + std::to_string(tensor.data.size()) + " bytes, " +
+                         std::to_string(count) + " elements of " +
+                         std::string(tensorTypeName(tensor.type)) + " need " +
+                         (bytes ? std::to_string(*bytes) : std::string("whole blocks")));
     std::vector<float> values(count);
     dequantize(tensor.type, tensor.data, values);
     return values;
