@@ -6,6 +6,7 @@
 #include <cmath>
 #include <condition_variable>
 #include <cstddef>
+#include <cstring>
 #include <exception>
 #include <mutex>
 #include <numbers>
@@ -101,30 +102,47 @@ private:
 
 ReferenceWeights dequantizeAll(const WeightStore& store) {
     ReferenceWeights weights;
-    for (const auto& [name, tensor] : store.tensors()) weights.emplace(name, store.dequantized(name));
+    for (const auto& [name, tensor] : store.tensors())
+        weights.emplace(name, store.dequantized(name));
     return weights;
 }
 
 namespace {
 
-constexpr std::size_t kLanes = 8;
+// Four floats as one value with lane-wise arithmetic (a GCC/Clang vector extension, one SSE
+// register on baseline x86-64, NEON on ARM), so the partial sums stay in registers and the
+// compiler emits exactly the operations written here.
+typedef float Lanes __attribute__((vector_size(4 * sizeof(float))));
 
-// Dot products of one weight row with `count` (1..4) input vectors, reading the row once for
-// all of them. Every product is summed in the same order whatever `count` is (8 interleaved
-// partial sums, combined pairwise, then the tail), so a position's result does not depend on
-// how many positions share a call: cached and uncached runs give identical logits. The
-// interleaving also lets the compiler use SIMD without reassociating anything itself.
+Lanes loadLanes(const float* values) {
+    Lanes lanes;
+    std::memcpy(&lanes, values, sizeof lanes);
+    return lanes;
+}
+
+// Dot products of one weight row with `Count` (1..4) input vectors, reading the row once for
+// all of them. Each product keeps 8 interleaved partial sums (columns c mod 8, in two 4-lane
+// halves), combines them pairwise, then adds the tail: the same order whatever `Count` is,
+// so a position's result does not depend on how many positions share a call and cached and
+// uncached runs give identical logits.
 template <std::size_t Count>
 void dotRow(const float* row, const float* const* inputs, std::size_t cols, float* out) {
-    float acc[Count][kLanes] = {};
+    Lanes low[Count] = {};
+    Lanes high[Count] = {};
     std::size_t c = 0;
-    for (; c + kLanes <= cols; c += kLanes)
-        for (std::size_t n = 0; n < Count; ++n)
-            for (std::size_t lane = 0; lane < kLanes; ++lane)
-                acc[n][lane] += row[c + lane] * inputs[n][c + lane];
+    for (; c + 8 <= cols; c += 8) {
+        const Lanes weightsLow = loadLanes(row + c);
+        const Lanes weightsHigh = loadLanes(row + c + 4);
+#pragma GCC unroll 4
+        for (std::size_t n = 0; n < Count; ++n) {
+            low[n] += weightsLow * loadLanes(inputs[n] + c);
+            high[n] += weightsHigh * loadLanes(inputs[n] + c + 4);
+        }
+    }
     for (std::size_t n = 0; n < Count; ++n) {
-        const float* a = acc[n];
-        float sum = ((a[0] + a[4]) + (a[1] + a[5])) + ((a[2] + a[6]) + (a[3] + a[7]));
+        const Lanes& a = low[n];
+        const Lanes& b = high[n];
+        float sum = ((a[0] + b[0]) + (a[1] + b[1])) + ((a[2] + b[2]) + (a[3] + b[3]));
         for (std::size_t tail = c; tail < cols; ++tail) sum += row[tail] * inputs[n][tail];
         out[n] = sum;
     }
@@ -183,15 +201,60 @@ void rmsNorm(const float* x, const float* weight, std::size_t n, float eps, floa
     for (std::size_t i = 0; i < n; ++i) out[i] = (x[i] * scale) * weight[i];
 }
 
-// Rotates each pair of a head's dimensions by position * frequency of the pair.
-// Adjacent pairs (2i, 2i+1) for GGUF llama files (whose Q/K rows were permuted to match),
-// split-half pairs (i, i + d/2) for HF checkpoints and GGUF qwen2.
-void applyRope(float* head, std::size_t headDim, RopePairing pairing, double position,
-               const std::vector<float>& invFreq) {
-    const std::size_t half = headDim / 2;
+float silu(float x) {
+    return x / (1.0f + std::exp(-x));
+}
+
+std::string layerName(std::uint32_t layer, const char* tensor) {
+    return "blk." + std::to_string(layer) + "." + tensor;
+}
+
+} // namespace
+
+std::vector<float> ropeInverseFrequencies(const ModelConfig& config,
+                                          std::span<const float> ropeFreqs) {
+    const std::size_t half = config.headDim / 2;
+    if (!ropeFreqs.empty() && ropeFreqs.size() != half)
+        throw ModelError("rope_freqs.weight has " + std::to_string(ropeFreqs.size()) +
+                         " values, expected " + std::to_string(half));
+    const RopeScaling& scaling = config.ropeScaling;
+    std::vector<float> inverse(half);
     for (std::size_t i = 0; i < half; ++i) {
-        // The angle in double: at position 8000 a float angle is already ~1e-3 rad off.
-        const double angle = position * double(invFreq[i]);
+        double freq = std::pow(double(config.ropeTheta), -2.0 * double(i) / double(config.headDim));
+        if (!ropeFreqs.empty()) {
+            // Llama 3 GGUF files store the llama3 adjustment as per-pair divisors.
+            freq /= double(ropeFreqs[i]);
+        } else if (scaling.type == RopeScalingType::Llama3) {
+            // Long wavelengths (beyond originalContext / lowFreqFactor) are slowed by
+            // `factor`, short ones (below originalContext / highFreqFactor) kept, and the
+            // band between blended linearly in originalContext / wavelength.
+            const double wavelength = 2.0 * std::numbers::pi / freq;
+            const double context = scaling.originalContext;
+            const double low = scaling.lowFreqFactor;
+            const double high = scaling.highFreqFactor;
+            if (wavelength > context / low) {
+                freq /= scaling.factor;
+            } else if (wavelength >= context / high) {
+                const double smooth = (context / wavelength - low) / (high - low);
+                freq = (1.0 - smooth) * freq / scaling.factor + smooth * freq;
+            }
+        }
+        // Linear scaling divides positions by the factor: the same as dividing frequencies.
+        if (scaling.type == RopeScalingType::Linear) freq /= scaling.factor;
+        inverse[i] = float(freq);
+    }
+    return inverse;
+}
+
+void applyRope(std::span<float> head, RopePairing pairing, double position,
+               std::span<const float> inverseFrequencies) {
+    const std::size_t half = head.size() / 2;
+    if (inverseFrequencies.size() < half)
+        throw ModelError("RoPE: " + std::to_string(inverseFrequencies.size()) +
+                         " frequencies for a head of " + std::to_string(head.size()));
+    for (std::size_t i = 0; i < half; ++i) {
+        // The angle in double: a float product at angle ~8000 rad is already ~5e-4 rad off.
+        const double angle = position * double(inverseFrequencies[i]);
         const float cosine = float(std::cos(angle));
         const float sine = float(std::sin(angle));
         const std::size_t a = pairing == RopePairing::Adjacent ? 2 * i : i;
@@ -202,14 +265,6 @@ void applyRope(float* head, std::size_t headDim, RopePairing pairing, double pos
         head[b] = x0 * sine + x1 * cosine;
     }
 }
-
-float silu(float x) { return x / (1.0f + std::exp(-x)); }
-
-std::string layerName(std::uint32_t layer, const char* tensor) {
-    return "blk." + std::to_string(layer) + "." + tensor;
-}
-
-} // namespace
 
 ReferenceTransformer::ReferenceTransformer(ModelConfig config, ReferenceWeights weights,
                                            unsigned threads)
@@ -229,8 +284,7 @@ ReferenceTransformer::ReferenceTransformer(ModelConfig config, ReferenceWeights 
 
     auto expect = [&](const std::string& name, std::uint64_t elements) {
         const auto it = weights_.find(name);
-        if (it == weights_.end())
-            throw ModelError(source, name, std::nullopt, "tensor is missing");
+        if (it == weights_.end()) throw ModelError(source, name, std::nullopt, "tensor is missing");
         if (it->second.size() != elements)
             throw ModelError(source, name, std::nullopt,
                              "has " + std::to_string(it->second.size()) + " values, expected " +
@@ -259,39 +313,15 @@ ReferenceTransformer::ReferenceTransformer(ModelConfig config, ReferenceWeights 
         expect(layerName(layer, "ffn_down.weight"), hidden * c.ffnSize);
     }
 
-    // RoPE frequencies: theta^(-2i/d) per pair i, then the configured scaling.
     const std::size_t half = c.headDim / 2;
     const auto ropeFreqs = weights_.find("rope_freqs.weight");
     if (ropeFreqs != weights_.end() && ropeFreqs->second.size() != half)
         throw ModelError(source, "rope_freqs.weight", std::nullopt,
                          "has " + std::to_string(ropeFreqs->second.size()) + " values, expected " +
                              std::to_string(half));
-    const RopeScaling& scaling = c.ropeScaling;
-    ropeInvFreq_.resize(half);
-    for (std::size_t i = 0; i < half; ++i) {
-        double freq = std::pow(double(c.ropeTheta), -2.0 * double(i) / double(c.headDim));
-        if (ropeFreqs != weights_.end()) {
-            // Llama 3 GGUF files store the llama3 adjustment as per-pair divisors.
-            freq /= double(ropeFreqs->second[i]);
-        } else if (scaling.type == RopeScalingType::Llama3) {
-            // Long wavelengths (beyond originalContext / lowFreqFactor) are slowed by
-            // `factor`, short ones (below originalContext / highFreqFactor) kept, and the
-            // band between blended linearly in originalContext / wavelength.
-            const double wavelength = 2.0 * std::numbers::pi / freq;
-            const double context = scaling.originalContext;
-            const double low = scaling.lowFreqFactor;
-            const double high = scaling.highFreqFactor;
-            if (wavelength > context / low) {
-                freq /= scaling.factor;
-            } else if (wavelength >= context / high) {
-                const double smooth = (context / wavelength - low) / (high - low);
-                freq = (1.0 - smooth) * freq / scaling.factor + smooth * freq;
-            }
-        }
-        // Linear scaling divides positions by the factor: the same as dividing frequencies.
-        if (scaling.type == RopeScalingType::Linear) freq /= scaling.factor;
-        ropeInvFreq_[i] = float(freq);
-    }
+    ropeInvFreq_ = models::ropeInverseFrequencies(c, ropeFreqs != weights_.end()
+                                                         ? std::span<const float>(ropeFreqs->second)
+                                                         : std::span<const float>());
     pool_ = std::make_shared<ReferenceThreadPool>(threads_);
 }
 
@@ -308,8 +338,8 @@ std::vector<float> ReferenceTransformer::forward(std::span<const std::int32_t> t
     const std::size_t count = tokens.size();
     if (count == 0) return {};
     if (cache.k.size() != c.layers || cache.v.size() != c.layers)
-        throw ModelError("KV cache has " + std::to_string(cache.k.size()) +
-                         " layers, the model " + std::to_string(c.layers));
+        throw ModelError("KV cache has " + std::to_string(cache.k.size()) + " layers, the model " +
+                         std::to_string(c.layers));
     for (std::uint32_t layer = 0; layer < c.layers; ++layer)
         if (cache.k[layer].size() < std::size_t(cache.length) * c.kvHeads * c.headDim ||
             cache.v[layer].size() < std::size_t(cache.length) * c.kvHeads * c.headDim)
@@ -371,11 +401,11 @@ std::vector<float> ReferenceTransformer::forward(std::span<const std::int32_t> t
         for (std::size_t t = 0; t < count; ++t) {
             const double position = double(start + t);
             for (std::size_t h = 0; h < c.heads; ++h)
-                applyRope(&q[t * qDim + h * headDim], headDim, c.ropePairing, position,
-                          ropeInvFreq_);
+                applyRope(std::span<float>(&q[t * qDim + h * headDim], headDim), c.ropePairing,
+                          position, ropeInvFreq_);
             for (std::size_t h = 0; h < c.kvHeads; ++h)
-                applyRope(&k[t * kvDim + h * headDim], headDim, c.ropePairing, position,
-                          ropeInvFreq_);
+                applyRope(std::span<float>(&k[t * kvDim + h * headDim], headDim), c.ropePairing,
+                          position, ropeInvFreq_);
         }
         std::vector<float>& keys = cache.k[layer];
         std::vector<float>& values = cache.v[layer];
@@ -395,7 +425,8 @@ std::vector<float> ReferenceTransformer::forward(std::span<const std::int32_t> t
                     const std::size_t visible = start + t + 1;
                     float maxScore = -INFINITY;
                     for (std::size_t p = 0; p < visible; ++p) {
-                        scores[p] = dot(query, &keys[p * kvDim + kvHead * headDim], headDim) * scale;
+                        scores[p] =
+                            dot(query, &keys[p * kvDim + kvHead * headDim], headDim) * scale;
                         maxScore = std::max(maxScore, scores[p]);
                     }
                     // Softmax with the maximum subtracted (no overflow); the denominator is a
@@ -428,8 +459,8 @@ std::vector<float> ReferenceTransformer::forward(std::span<const std::int32_t> t
                  {&tensor(layerName(layer, "ffn_up.weight")), nullptr, &up, ffn}},
                 normed, hidden);
         for (std::size_t i = 0; i < gate.size(); ++i) gate[i] = silu(gate[i]) * up[i];
-        project({{&tensor(layerName(layer, "ffn_down.weight")), nullptr, &projected, hidden}},
-                gate, ffn);
+        project({{&tensor(layerName(layer, "ffn_down.weight")), nullptr, &projected, hidden}}, gate,
+                ffn);
         for (std::size_t i = 0; i < x.size(); ++i) x[i] += projected[i];
 
         if (observer_)
@@ -447,8 +478,7 @@ std::vector<float> ReferenceTransformer::forward(std::span<const std::int32_t> t
     for (std::size_t t = 0; t < rows; ++t)
         rmsNorm(&x[(first + t) * hidden], outputNorm.data(), hidden, c.rmsNormEps,
                 &finalNormed[t * hidden]);
-    const std::vector<float>& head =
-        c.tiedEmbeddings ? embedding : tensor("output.weight");
+    const std::vector<float>& head = c.tiedEmbeddings ? embedding : tensor("output.weight");
     std::vector<float> logits(rows * c.vocabSize);
     const Projection output{&head, nullptr, &logits, c.vocabSize};
     pool_->run([&](unsigned part) {
@@ -458,8 +488,8 @@ std::vector<float> ReferenceTransformer::forward(std::span<const std::int32_t> t
     return logits;
 }
 
-std::vector<float> ReferenceTransformer::forwardUncached(
-    std::span<const std::int32_t> sequence) const {
+std::vector<float>
+ReferenceTransformer::forwardUncached(std::span<const std::int32_t> sequence) const {
     KvCache cache = newCache();
     return forward(sequence, cache, false);
 }

@@ -16,18 +16,29 @@
 
 namespace inferscope::models {
 
-class ReferenceThreadPool; // persistent workers for the row-split products (ReferenceTransformer.cpp)
+class ReferenceThreadPool; // persistent workers for the row-split products
+                           // (ReferenceTransformer.cpp)
 
 // f32 weights by canonical name (see WeightStore.hpp). Tests may substitute quantized
 // -then-dequantized matrices here to check a GPU scheme against the same weights.
 using ReferenceWeights = std::map<std::string, std::vector<float>>;
 ReferenceWeights dequantizeAll(const WeightStore& store);
 
+// RoPE frequencies (radians per position) of each of the headDim/2 pairs: theta^(-2i/d),
+// divided by rope_freqs.weight when the file has it (Llama 3 GGUF), else adjusted by
+// llama3 scaling (wavelength rule), and divided by the factor for linear scaling.
+std::vector<float> ropeInverseFrequencies(const ModelConfig& config,
+                                          std::span<const float> ropeFreqs = {});
+// Rotates each pair of one head (headDim values) by position * frequency of the pair:
+// pairs (2i, 2i+1) for Adjacent, (i, i + headDim/2) for SplitHalf.
+void applyRope(std::span<float> head, RopePairing pairing, double position,
+               std::span<const float> inverseFrequencies);
+
 class ReferenceTransformer {
 public:
     struct KvCache {
-        std::uint32_t length = 0;            // positions held
-        std::vector<std::vector<float>> k;   // per layer: [position][kvHeads * headDim]
+        std::uint32_t length = 0;          // positions held
+        std::vector<std::vector<float>> k; // per layer: [position][kvHeads * headDim]
         std::vector<std::vector<float>> v;
     };
     // Called with the residual stream after each layer (layer index, position, values).

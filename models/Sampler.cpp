@@ -40,8 +40,7 @@ void applyRepetitionPenalty(std::vector<float>& logits, std::span<const std::int
 
 } // namespace
 
-std::int32_t Sampler::sample(std::span<const float> logits,
-                             std::span<const std::int32_t> history) {
+std::int32_t Sampler::sample(std::span<const float> logits, std::span<const std::int32_t> history) {
     if (logits.empty()) throw std::invalid_argument("sampling from empty logits");
     std::vector<float> adjusted(logits.begin(), logits.end());
     applyRepetitionPenalty(adjusted, history, options_.repeatPenalty, options_.repeatLastN);

@@ -3,6 +3,15 @@
 through llama-cpp-python on the CPU) computes for the default model, so the C++ reference
 transformer can be checked against it without depending on our tokenizer.
 
+Two llama.cpp runs:
+  exact   an f32 copy of the model file (every tensor dequantized by gguf-py, an
+          implementation independent of ours) with an f32 KV cache: the same numbers our f32
+          reference computes with, so logits agree to ~1e-4. Everything below comes from it.
+  native  the Q4_1 file as llama.cpp normally runs it: its CPU kernels round activations to
+          8 bits (Q8_1) before every quantized product and keep K/V in f16, which moves
+          logits by up to ~2 and flips ~4% of near-tie top-1s. Recorded (nativeTop1,
+          nativeTopLogits, perplexity.native) to show that effect, not to test against.
+
 Contents:
   teacherForcing  the first ~600 corpus tokens; llama.cpp's top-1 id and top-1 minus top-2
                   logit margin after each position (position i predicts token i+1).
@@ -22,7 +31,9 @@ import json
 import math
 import os
 import pathlib
+import tempfile
 
+import gguf
 import numpy as np
 from llama_cpp import Llama, __version__ as llama_cpp_version
 
@@ -57,6 +68,45 @@ def chatml(question):
     )
 
 
+def write_f32_copy(source, destination):
+    """The same model with every tensor dequantized to f32 (metadata copied unchanged)."""
+    reader = gguf.GGUFReader(source)
+    arch = reader.get_field("general.architecture").contents()
+    writer = gguf.GGUFWriter(destination, arch)
+    for field in reader.fields.values():
+        if field.name == "general.architecture" or field.name.startswith("GGUF."):
+            continue
+        value_type = field.types[0]
+        sub_type = field.types[-1] if value_type == gguf.GGUFValueType.ARRAY else None
+        value = 0 if field.name == "general.file_type" else field.contents()  # 0: all f32
+        writer.add_key_value(field.name, value, value_type, sub_type=sub_type)
+    for tensor in reader.tensors:
+        writer.add_tensor(
+            tensor.name, gguf.quants.dequantize(tensor.data, tensor.tensor_type).astype(np.float32)
+        )
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+
+
+def open_llama(path, n_ctx, f32_cache):
+    options = dict(
+        model_path=str(path),
+        n_ctx=n_ctx,
+        n_batch=min(n_ctx, 512),
+        n_threads=2,
+        n_threads_batch=2,
+        logits_all=True,
+        n_gpu_layers=0,
+        seed=0,
+        verbose=False,
+    )
+    if f32_cache:
+        options.update(type_k=0, type_v=0)  # GGML_TYPE_F32
+    return Llama(**options)
+
+
 def logits_of(llm, tokens):
     """All-position logits of tokens evaluated from an empty KV cache."""
     llm.reset()
@@ -85,15 +135,19 @@ def perplexity(tokens, ctx, bos_id, add_bos, chunk_logits):
     first = ctx // 2
     nll = 0.0
     count = 0
+    chunk_means = []
     for c in range(chunks):
         window = list(tokens[c * ctx : (c + 1) * ctx])
         if add_bos:
             window[0] = bos_id
         logits = chunk_logits(window)
+        chunk_nll = 0.0
         for pos in range(first, ctx - 1):
-            nll -= log_softmax_at(logits[pos], tokens[c * ctx + pos + 1])
-            count += 1
-    return math.exp(nll / count), count, chunks
+            chunk_nll -= log_softmax_at(logits[pos], tokens[c * ctx + pos + 1])
+        nll += chunk_nll
+        count += ctx - 1 - first
+        chunk_means.append(chunk_nll / (ctx - 1 - first))
+    return math.exp(nll / count), count, chunks, chunk_means
 
 
 def main():
@@ -103,17 +157,11 @@ def main():
     parser.add_argument("--out", default=str(DEFAULT_OUT))
     args = parser.parse_args()
 
-    llm = Llama(
-        model_path=args.model,
-        n_ctx=1024,
-        n_batch=512,
-        n_threads=2,
-        n_threads_batch=2,
-        logits_all=True,
-        n_gpu_layers=0,
-        seed=0,
-        verbose=False,
-    )
+    workdir = tempfile.TemporaryDirectory(prefix="inferscope-fixtures-")
+    f32_path = pathlib.Path(workdir.name) / "model-f32.gguf"
+    write_f32_copy(args.model, f32_path)
+    llm = open_llama(f32_path, 1024, f32_cache=True)
+    native = open_llama(args.model, 1024, f32_cache=False)
     # The vocabulary's own flag (tokenizer.ggml.add_bos_token), as llama.cpp reads it.
     add_bos = bool(llm._model.add_bos_token())
     bos_id = int(llm.token_bos())
@@ -130,6 +178,7 @@ def main():
         best, margin = top2(row)
         tf_top1.append(best)
         tf_margin.append(round(margin, 4))
+    native_tf_top1 = [top2(row)[0] for row in logits_of(native, tf_tokens)]
 
     # (b) greedy continuations, one token at a time after the prompt (as a decoder does)
     greedy = []
@@ -157,24 +206,20 @@ def main():
         )
 
     # (c) perplexity, each chunk from an empty cache in one ctx-sized batch
-    ppl_llm = Llama(
-        model_path=args.model,
-        n_ctx=PPL_CTX,
-        n_batch=PPL_CTX,
-        n_threads=2,
-        n_threads_batch=2,
-        logits_all=True,
-        n_gpu_layers=0,
-        verbose=False,
-    )
-    ppl, scored, chunks = perplexity(
+    ppl_llm = open_llama(f32_path, PPL_CTX, f32_cache=True)
+    ppl, scored, chunks, chunk_means = perplexity(
         corpus_tokens, PPL_CTX, bos_id, add_bos, lambda w: logits_of(ppl_llm, w)
+    )
+    native_ppl_llm = open_llama(args.model, PPL_CTX, f32_cache=False)
+    native_ppl, _, _, native_chunk_means = perplexity(
+        corpus_tokens, PPL_CTX, bos_id, add_bos, lambda w: logits_of(native_ppl_llm, w)
     )
 
     # (d) top-20 last-position logits of a short prompt
     d_ids = llm.tokenize(LAST_LOGITS_PROMPT.encode("utf-8"), add_bos=True, special=False)
     d_row = logits_of(llm, d_ids)[-1]
     d_order = np.argsort(-d_row, kind="stable")[:20]
+    d_native = logits_of(native, d_ids)[-1]
 
     fixture = {
         "generator": "scripts/make-reference-fixtures.py",
@@ -183,13 +228,23 @@ def main():
         "corpus": pathlib.Path(args.corpus).name,
         "addBos": add_bos,
         "bosId": bos_id,
-        "teacherForcing": {"tokens": tf_tokens, "top1": tf_top1, "top1Margin": tf_margin},
+        "exactRun": "llama.cpp on an f32 copy of the model (dequantized by gguf-py), f32 KV cache",
+        "nativeRun": "llama.cpp on the model file as is (Q8_1 activations, f16 KV cache)",
+        "teacherForcing": {
+            "tokens": tf_tokens,
+            "top1": tf_top1,
+            "top1Margin": tf_margin,
+            "nativeTop1": native_tf_top1,
+        },
         "greedy": greedy,
         "perplexity": {
             "ctx": PPL_CTX,
             "value": round(ppl, 6),
+            "nativeValue": round(native_ppl, 6),
             "scoredTokens": scored,
             "chunks": chunks,
+            "chunkMeanNll": [round(v, 6) for v in chunk_means],
+            "nativeChunkMeanNll": [round(v, 6) for v in native_chunk_means],
             "corpusTokens": corpus_tokens,
         },
         "lastLogits": {
@@ -197,13 +252,16 @@ def main():
             "promptIds": d_ids,
             "topIds": [int(i) for i in d_order],
             "topLogits": [round(float(d_row[i]), 4) for i in d_order],
+            "nativeTopLogits": [round(float(d_native[i]), 4) for i in d_order],
         },
     }
     out = pathlib.Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(fixture, separators=(",", ":")) + "\n", encoding="utf-8")
+    native_agree = sum(a == b for a, b in zip(tf_top1, native_tf_top1)) / len(tf_top1)
     print(f"wrote {out} ({out.stat().st_size} bytes): {len(corpus_tokens)} corpus tokens, "
-          f"ppl {ppl:.4f} over {scored} tokens in {chunks} chunks, add_bos={add_bos}")
+          f"ppl {ppl:.4f} (native {native_ppl:.4f}) over {scored} tokens in {chunks} chunks, "
+          f"add_bos={add_bos}; native vs exact teacher-forced top-1: {100 * native_agree:.1f}%")
     for g in greedy:
         print(f"greedy {g['promptIds'][:4]}...: min margin {min(g['top2Margins']):.4f} "
               f"{g['text'][:60]!r}")
