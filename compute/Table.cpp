@@ -65,21 +65,26 @@ std::string formatCell(const Cell& cell, const Column& column) {
     return std::visit(
         [&](const auto& v) -> std::string {
             using T = std::decay_t<decltype(v)>;
-            if constexpr (std::is_same_v<T, std::monostate>) return "-";
-            else if constexpr (std::is_same_v<T, std::int64_t>) return groupThousands(v);
+            if constexpr (std::is_same_v<T, std::monostate>)
+                return "-";
+            else if constexpr (std::is_same_v<T, std::int64_t>)
+                return groupThousands(v);
             else if constexpr (std::is_same_v<T, double>) {
                 if (!std::isfinite(v)) return std::isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf");
                 char buffer[64];
-                std::snprintf(buffer, sizeof buffer, "%.*f", column.precision, v);
+                if (column.precision < 0) std::snprintf(buffer, sizeof buffer, "%g", v);
+                else std::snprintf(buffer, sizeof buffer, "%.*f", column.precision, v);
                 return buffer;
-            } else return v;
+            } else
+                return v;
         },
         cell);
 }
 
 std::string renderText(const Table& table) {
     std::vector<std::string> header;
-    for (const auto& c : table.columns) header.push_back(c.unit.empty() ? c.name : c.name + " (" + c.unit + ")");
+    for (const auto& c : table.columns)
+        header.push_back(c.unit.empty() ? c.name : c.name + " (" + c.unit + ")");
     std::vector<std::size_t> width(header.size());
     for (std::size_t i = 0; i < header.size(); ++i) width[i] = header[i].size();
     std::vector<std::vector<std::string>> cells;
@@ -98,8 +103,10 @@ std::string renderText(const Table& table) {
             if (i) out << "  ";
             std::size_t pad = width[i] - line[i].size();
             // Text in the first column reads best left-aligned, numbers right-aligned.
-            if (i == 0 && leftFirst) out << line[i] << std::string(pad, ' ');
-            else out << std::string(pad, ' ') << line[i];
+            if (i == 0 && leftFirst)
+                out << line[i] << std::string(pad, ' ');
+            else
+                out << std::string(pad, ' ') << line[i];
         }
         out << "\n";
     };
@@ -122,13 +129,18 @@ nlohmann::json toJson(const Table& table) {
             std::visit(
                 [&](const auto& v) {
                     using T = std::decay_t<decltype(v)>;
-                    if constexpr (std::is_same_v<T, std::monostate>) r.push_back(nullptr);
-                    else r.push_back(v);
+                    if constexpr (std::is_same_v<T, std::monostate>)
+                        r.push_back(nullptr);
+                    else
+                        r.push_back(v);
                 },
                 cell);
         rows.push_back(std::move(r));
     }
-    return {{"id", table.id}, {"title", table.title}, {"columns", columns}, {"rows", rows},
+    return {{"id", table.id},
+            {"title", table.title},
+            {"columns", columns},
+            {"rows", rows},
             {"notes", table.notes}};
 }
 

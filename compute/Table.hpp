@@ -14,7 +14,7 @@ using Cell = std::variant<std::monostate, std::int64_t, double, std::string>;
 struct Column {
     std::string name;
     std::string unit;  // "", "bytes", "ms", "tokens/s", ...
-    int precision = 3; // digits after the point for doubles
+    int precision = 3; // digits after the point for doubles; < 0: shortest (%g)
 };
 
 struct Table {
@@ -25,7 +25,7 @@ struct Table {
     std::vector<std::string> notes;
 
     Table& addColumn(std::string name, std::string unit = "", int precision = 3);
-    Table& addRow(std::vector<Cell> cells); // must match the column count
+    Table& addRow(std::vector<Cell> cells);                 // must match the column count
     std::size_t columnIndex(const std::string& name) const; // throws std::out_of_range
     const Cell& at(std::size_t row, const std::string& column) const;
     double number(std::size_t row, const std::string& column) const; // int or double cell

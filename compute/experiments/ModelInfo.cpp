@@ -49,7 +49,7 @@ Table modelInfo(const models::LoadedModel& model) {
     row("tied embeddings", c.tiedEmbeddings ? "yes" : "no");
     row("q/k/v biases", c.qkvBias ? "yes" : "no");
     row("file bytes", static_cast<std::int64_t>(model.fileBytes));
-    t.columns[1].precision = 6;
+    t.columns[1].precision = -1;
     return t;
 }
 

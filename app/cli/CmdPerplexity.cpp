@@ -1,0 +1,81 @@
+#include "app/cli/Arguments.hpp"
+#include "app/cli/Backends.hpp"
+#include "app/cli/Commands.hpp"
+#include "app/cli/Output.hpp"
+#include "models/Perplexity.hpp"
+#include "models/Tokenizer.hpp"
+
+#include <chrono>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+namespace inferscope::cli {
+
+namespace {
+std::string readTextFile(const std::filesystem::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw UsageError("cannot read text file " + path.string());
+    std::ostringstream content;
+    content << in.rdbuf();
+    return content.str();
+}
+} // namespace
+
+int runPerplexity(const CommandArgs& args, std::ostream& out) {
+    Arguments a(args, {{"--ctx", "--tokens", "--backend"}, {"--json", "--quiet"}, {}});
+    if (a.positionals().size() != 2)
+        throw UsageError("usage: perplexity MODEL FILE [--ctx N] [--tokens N] [--json]");
+    std::filesystem::path file = a.positional(1, "FILE") == "default"
+                                     ? models::defaultCorpusPath()
+                                     : std::filesystem::path(a.positional(1, "FILE"));
+    auto context = static_cast<std::uint32_t>(a.integer("--ctx", 512, 4, 1 << 20));
+    auto tokenLimit = static_cast<std::uint64_t>(a.integer("--tokens", 0, 0, 1LL << 40));
+    std::string text = readTextFile(file);
+
+    auto model = loadModelArgument(a.positional(0, "MODEL"));
+    if (model.config.contextLength && context > model.config.contextLength)
+        throw UsageError("--ctx " + std::to_string(context) + " exceeds the model's context of " +
+                         std::to_string(model.config.contextLength));
+    models::Tokenizer tokenizer(model.tokenizer);
+    auto tokens = tokenizer.encode(text, true, false);
+    auto backend = makeBackend(model, a.valueOr("--backend", "cpu"), true);
+
+    models::PerplexityOptions options;
+    options.context = context;
+    if (model.tokenizer.addBos) options.bosId = tokenizer.bos();
+    options.tokenLimit = tokenLimit;
+    bool quiet = a.flag("--quiet") || a.flag("--json");
+    options.progress = [&](std::uint32_t chunk, std::uint32_t chunks, double running) {
+        if (!quiet)
+            std::cerr << "chunk " << chunk + 1 << "/" << chunks << ": running perplexity "
+                      << running << "\n";
+    };
+    auto start = std::chrono::steady_clock::now();
+    auto result = models::computePerplexity(
+        tokens, model.config.vocabSize, options, [&](std::span<const std::int32_t> window) {
+            backend->reset();
+            return backend->appendAllLogits(window);
+        });
+    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+    compute::Table t;
+    t.id = "perplexity";
+    t.title = "Perplexity of " + file.filename().string();
+    t.addColumn("property").addColumn("value");
+    t.columns[1].precision = 4;
+    t.addRow({std::string("perplexity"), result.perplexity});
+    t.addRow({std::string("mean NLL (nats/token)"), result.meanNll});
+    t.addRow({std::string("text tokens"), static_cast<std::int64_t>(tokens.size())});
+    t.addRow({std::string("context"), static_cast<std::int64_t>(context)});
+    t.addRow({std::string("chunks"), static_cast<std::int64_t>(result.chunks)});
+    t.addRow({std::string("scored tokens"), static_cast<std::int64_t>(result.scoredTokens)});
+    t.addRow({std::string("backend"), backend->name()});
+    t.addRow({std::string("seconds"), seconds});
+    t.notes.push_back("Rule: non-overlapping chunks of the context size; the second half of each "
+                      "chunk is scored (as llama.cpp's llama-perplexity does).");
+    printTables(out, {t}, a.flag("--json"));
+    return 0;
+}
+
+} // namespace inferscope::cli
