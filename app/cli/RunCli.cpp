@@ -21,6 +21,12 @@ Commands:
                                    text, ids, prefill time and each decode step's time
   perplexity MODEL FILE [--ctx N] [--tokens N] [--backend cpu]
                                    perplexity of the model on a text file
+  report weights MODEL [--scheme S,...] [--matrix NAME]
+                                   quantization error of every projection matrix per scheme
+  report activations MODEL -p PROMPT [--chat] [--layer L] [--top K]
+                                   residual-stream outliers and INT8/INT4 levels used
+  report quality MODEL [--scheme S,...] [--text FILE] [--tokens N] [--battery FILE|none]
+                                   perplexity, factual battery and agreement per scheme
 
 MODEL is a GGUF file, a safetensors folder, or "default" (SmolLM2-135M-Instruct, placed
 by scripts/setup). FILE "default" is the corpus placed by set-up (the Book of Ruth, KJV).
@@ -34,6 +40,7 @@ int runCli(const std::vector<std::string>& argv, std::ostream& out, std::ostream
             {"tokenize", runTokenize},
             {"generate", runGenerate},
             {"perplexity", runPerplexity},
+            {"report", runReport},
         };
     if (argv.size() < 2 || argv[1] == "help" || argv[1] == "--help" || argv[1] == "-h") {
         out << kUsage;

@@ -7,6 +7,10 @@
 
 using namespace inferscope::cli;
 
+static long lineCount(const std::string& text) {
+    return static_cast<long>(std::count(text.begin(), text.end(), '\n'));
+}
+
 class TestCliArguments : public QObject {
     Q_OBJECT
 private slots:
@@ -41,12 +45,12 @@ private slots:
         std::ostringstream out, err;
         QCOMPARE(runCli({"inferscope-cli", "frobnicate"}, out, err), 2);
         QVERIFY(err.str().find("unknown command 'frobnicate'") != std::string::npos);
-        QCOMPARE(std::count(err.str().begin(), err.str().end(), '\n'), 1L);
+        QCOMPARE(lineCount(err.str()), 1L);
 
         std::ostringstream out2, err2;
         QCOMPARE(runCli({"inferscope-cli", "info", "/nonexistent/model.gguf"}, out2, err2), 1);
         QVERIFY(err2.str().find("/nonexistent/model.gguf") != std::string::npos);
-        QCOMPARE(std::count(err2.str().begin(), err2.str().end(), '\n'), 1L);
+        QCOMPARE(lineCount(err2.str()), 1L);
 
         std::ostringstream out3, err3;
         QCOMPARE(runCli({"inferscope-cli", "generate", "default", "-n", "5"}, out3, err3), 2);
