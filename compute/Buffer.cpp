@@ -61,8 +61,8 @@ Buffer::Buffer(const VulkanContext& context, std::uint64_t bytes, BufferKind kin
         if (info.memoryBudget) {
             // VK_EXT_memory_budget: refuse cleanly before the driver fails or pages.
             const auto heaps = context.memoryHeaps();
-            const auto heapIndex = context.physicalDevice().getMemoryProperties()
-                                       .memoryTypes[*type].heapIndex;
+            const auto heapIndex =
+                context.physicalDevice().getMemoryProperties().memoryTypes[*type].heapIndex;
             const auto& heap = heaps.at(heapIndex);
             if (heap.budgetBytes && heap.usageBytes &&
                 *heap.usageBytes + requirements.size > *heap.budgetBytes) {
@@ -83,7 +83,9 @@ Buffer::Buffer(const VulkanContext& context, std::uint64_t bytes, BufferKind kin
     }
 }
 
-Buffer::Buffer(Buffer&& other) noexcept { *this = std::move(other); }
+Buffer::Buffer(Buffer&& other) noexcept {
+    *this = std::move(other);
+}
 
 Buffer& Buffer::operator=(Buffer&& other) noexcept {
     if (this != &other) {
@@ -100,7 +102,9 @@ Buffer& Buffer::operator=(Buffer&& other) noexcept {
     return *this;
 }
 
-Buffer::~Buffer() { release(); }
+Buffer::~Buffer() {
+    release();
+}
 
 void Buffer::release() {
     if (context_ && allocated_) context_->noteAllocation(-static_cast<std::int64_t>(allocated_));
@@ -180,10 +184,10 @@ void waitForFence(const VulkanContext& context, const vk::raii::Fence& fence,
 void submitAndWait(const VulkanContext& context,
                    const std::function<void(vk::CommandBuffer)>& record, std::uint64_t timeoutNs) {
     try {
-        auto buffers = context.device().allocateCommandBuffers(
-            {.commandPool = *context.commandPool(),
-             .level = vk::CommandBufferLevel::ePrimary,
-             .commandBufferCount = 1});
+        auto buffers =
+            context.device().allocateCommandBuffers({.commandPool = *context.commandPool(),
+                                                     .level = vk::CommandBufferLevel::ePrimary,
+                                                     .commandBufferCount = 1});
         auto& commands = buffers.front();
         commands.begin({.flags = vk::CommandBufferUsageFlagBits::eOneTimeSubmit});
         record(*commands);

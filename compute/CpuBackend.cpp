@@ -5,7 +5,9 @@ namespace inferscope::compute {
 CpuBackend::CpuBackend(std::shared_ptr<const models::ReferenceTransformer> model, bool useCache)
     : model_(std::move(model)), useCache_(useCache), cache_(model_->newCache()) {}
 
-std::string CpuBackend::name() const { return useCache_ ? "cpu" : "cpu (uncached)"; }
+std::string CpuBackend::name() const {
+    return useCache_ ? "cpu" : "cpu (uncached)";
+}
 
 void CpuBackend::reset() {
     cache_ = model_->newCache();
@@ -33,6 +35,16 @@ std::vector<float> CpuBackend::appendAllLogits(std::span<const std::int32_t> tok
     return model_->forward(tokens, cache_, true);
 }
 
-std::uint32_t CpuBackend::vocabSize() const { return model_->config().vocabSize; }
+std::uint32_t CpuBackend::vocabSize() const {
+    return model_->config().vocabSize;
+}
+
+std::uint64_t CpuBackend::kvCacheBytes() const {
+    // The fp32 K and V rows held for the sequence (the uncached mode keeps none between calls).
+    std::uint64_t floats = 0;
+    for (const auto& layer : cache_.k) floats += layer.size();
+    for (const auto& layer : cache_.v) floats += layer.size();
+    return floats * sizeof(float);
+}
 
 } // namespace inferscope::compute

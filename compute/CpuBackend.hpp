@@ -8,15 +8,16 @@
 namespace inferscope::compute {
 
 class CpuBackend : public DecoderBackend {
-public:
+  public:
     CpuBackend(std::shared_ptr<const models::ReferenceTransformer> model, bool useCache = true);
     std::string name() const override;
     void reset() override;
     std::vector<float> append(std::span<const std::int32_t> tokens) override;
     std::vector<float> appendAllLogits(std::span<const std::int32_t> tokens) override;
     std::uint32_t vocabSize() const override;
+    std::uint64_t kvCacheBytes() const override;
 
-private:
+  private:
     std::shared_ptr<const models::ReferenceTransformer> model_;
     bool useCache_;
     models::ReferenceTransformer::KvCache cache_;

@@ -10,7 +10,7 @@
 namespace inferscope::compute {
 
 class DecoderBackend {
-public:
+  public:
     virtual ~DecoderBackend() = default;
     virtual std::string name() const = 0;
     // Forget the sequence (empty the cache).
@@ -21,6 +21,9 @@ public:
     // and teacher forcing.
     virtual std::vector<float> appendAllLogits(std::span<const std::int32_t> tokens) = 0;
     virtual std::uint32_t vocabSize() const = 0;
+    // Bytes the backend holds for the sequence's keys and values right now, as it counts
+    // them (0: the backend does not report it). The KV cache panel sets this beside the formula.
+    virtual std::uint64_t kvCacheBytes() const { return 0; }
 };
 
 } // namespace inferscope::compute

@@ -22,7 +22,8 @@ struct GenerationResult {
     std::vector<std::int32_t> promptIds;
     std::vector<std::int32_t> generatedIds;
     double prefillSeconds = 0;
-    std::vector<double> stepSeconds; // time of each decode step (the first token comes from prefill)
+    std::vector<double>
+        stepSeconds; // time of each decode step (the first token comes from prefill)
     bool stoppedByToken = false;
     bool cancelled = false;
 

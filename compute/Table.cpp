@@ -72,8 +72,10 @@ std::string formatCell(const Cell& cell, const Column& column) {
             else if constexpr (std::is_same_v<T, double>) {
                 if (!std::isfinite(v)) return std::isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf");
                 char buffer[64];
-                if (column.precision < 0) std::snprintf(buffer, sizeof buffer, "%g", v);
-                else std::snprintf(buffer, sizeof buffer, "%.*f", column.precision, v);
+                if (column.precision < 0)
+                    std::snprintf(buffer, sizeof buffer, "%g", v);
+                else
+                    std::snprintf(buffer, sizeof buffer, "%.*f", column.precision, v);
                 return buffer;
             } else
                 return v;

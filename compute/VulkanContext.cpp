@@ -18,11 +18,16 @@ bool envFlag(const char* name) {
 
 std::string deviceTypeName(vk::PhysicalDeviceType type) {
     switch (type) {
-    case vk::PhysicalDeviceType::eDiscreteGpu: return "discrete";
-    case vk::PhysicalDeviceType::eIntegratedGpu: return "integrated";
-    case vk::PhysicalDeviceType::eVirtualGpu: return "virtual";
-    case vk::PhysicalDeviceType::eCpu: return "cpu";
-    default: return "other";
+    case vk::PhysicalDeviceType::eDiscreteGpu:
+        return "discrete";
+    case vk::PhysicalDeviceType::eIntegratedGpu:
+        return "integrated";
+    case vk::PhysicalDeviceType::eVirtualGpu:
+        return "virtual";
+    case vk::PhysicalDeviceType::eCpu:
+        return "cpu";
+    default:
+        return "other";
     }
 }
 
@@ -61,9 +66,10 @@ DeviceInfo describe(const vk::raii::PhysicalDevice& device, std::uint32_t index)
     info.timestampPeriodNs = basic.limits.timestampPeriod;
 
     if (basic.apiVersion >= VK_API_VERSION_1_2) {
-        auto properties = device.getProperties2<vk::PhysicalDeviceProperties2,
-                                                vk::PhysicalDeviceVulkan11Properties,
-                                                vk::PhysicalDeviceVulkan12Properties>();
+        auto properties =
+            device
+                .getProperties2<vk::PhysicalDeviceProperties2, vk::PhysicalDeviceVulkan11Properties,
+                                vk::PhysicalDeviceVulkan12Properties>();
         const auto& v11 = properties.get<vk::PhysicalDeviceVulkan11Properties>();
         const auto& v12 = properties.get<vk::PhysicalDeviceVulkan12Properties>();
         info.subgroupSize = v11.subgroupSize;
@@ -71,12 +77,14 @@ DeviceInfo describe(const vk::raii::PhysicalDevice& device, std::uint32_t index)
             (v11.subgroupSupportedStages & vk::ShaderStageFlagBits::eCompute) &&
             (v11.subgroupSupportedOperations & vk::SubgroupFeatureFlagBits::eArithmetic) &&
             (v11.subgroupSupportedOperations & vk::SubgroupFeatureFlagBits::eBasic);
+        info.subgroupShuffle = info.subgroupArithmetic && (v11.subgroupSupportedOperations &
+                                                           vk::SubgroupFeatureFlagBits::eShuffle);
         info.maxMemoryAllocationSize = v11.maxMemoryAllocationSize;
         info.driver = std::string(v12.driverName.data()) + " " + v12.driverInfo.data();
 
-        auto features = device.getFeatures2<vk::PhysicalDeviceFeatures2,
-                                            vk::PhysicalDeviceVulkan11Features,
-                                            vk::PhysicalDeviceVulkan12Features>();
+        auto features =
+            device.getFeatures2<vk::PhysicalDeviceFeatures2, vk::PhysicalDeviceVulkan11Features,
+                                vk::PhysicalDeviceVulkan12Features>();
         info.storage16Bit =
             features.get<vk::PhysicalDeviceVulkan11Features>().storageBuffer16BitAccess;
         const auto& f12 = features.get<vk::PhysicalDeviceVulkan12Features>();
@@ -116,9 +124,10 @@ DeviceInfo describe(const vk::raii::PhysicalDevice& device, std::uint32_t index)
     return info;
 }
 
-VKAPI_ATTR VkBool32 VKAPI_CALL onValidationMessage(
-    VkDebugUtilsMessageSeverityFlagBitsEXT severity, VkDebugUtilsMessageTypeFlagsEXT,
-    const VkDebugUtilsMessengerCallbackDataEXT* data, void* userData) {
+VKAPI_ATTR VkBool32 VKAPI_CALL onValidationMessage(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
+                                                   VkDebugUtilsMessageTypeFlagsEXT,
+                                                   const VkDebugUtilsMessengerCallbackDataEXT* data,
+                                                   void* userData) {
     auto* log = static_cast<ValidationLog*>(userData);
     const bool isError = severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
     log->record(isError, data && data->pMessage ? data->pMessage : "(no message)");
@@ -307,17 +316,17 @@ VulkanContext::VulkanContext(const ContextOptions& options)
         features11.pNext = &features12;
         std::vector<const char*> extensions;
         if (info_.memoryBudget) extensions.push_back(VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
-        const vk::DeviceCreateInfo deviceInfo{
-            .pNext = &features2,
-            .queueCreateInfoCount = 1,
-            .pQueueCreateInfos = &queueInfo,
-            .enabledExtensionCount = static_cast<std::uint32_t>(extensions.size()),
-            .ppEnabledExtensionNames = extensions.data()};
+        const vk::DeviceCreateInfo deviceInfo{.pNext = &features2,
+                                              .queueCreateInfoCount = 1,
+                                              .pQueueCreateInfos = &queueInfo,
+                                              .enabledExtensionCount =
+                                                  static_cast<std::uint32_t>(extensions.size()),
+                                              .ppEnabledExtensionNames = extensions.data()};
         device_ = physicalDevice_.createDevice(deviceInfo);
         queue_ = device_.getQueue(queueFamily_, 0);
-        commandPool_ = device_.createCommandPool(
-            {.flags = vk::CommandPoolCreateFlagBits::eResetCommandBuffer,
-             .queueFamilyIndex = queueFamily_});
+        commandPool_ =
+            device_.createCommandPool({.flags = vk::CommandPoolCreateFlagBits::eResetCommandBuffer,
+                                       .queueFamilyIndex = queueFamily_});
     } catch (...) {
         rethrowVulkanError("device set-up");
     }
@@ -327,9 +336,9 @@ std::vector<MemoryHeapInfo> VulkanContext::memoryHeaps() const {
     return describe(physicalDevice_, info_.index).heaps;
 }
 
-std::optional<std::uint32_t> VulkanContext::findMemoryType(std::uint32_t typeBits,
-                                                           vk::MemoryPropertyFlags required,
-                                                           vk::MemoryPropertyFlags preferred) const {
+std::optional<std::uint32_t>
+VulkanContext::findMemoryType(std::uint32_t typeBits, vk::MemoryPropertyFlags required,
+                              vk::MemoryPropertyFlags preferred) const {
     std::optional<std::uint32_t> fallback;
     for (std::uint32_t i = 0; i < memoryProperties_.memoryTypeCount; ++i) {
         if (!(typeBits & (1u << i))) continue;
@@ -341,9 +350,9 @@ std::optional<std::uint32_t> VulkanContext::findMemoryType(std::uint32_t typeBit
     return fallback;
 }
 
-void VulkanContext::noteAllocation(std::int64_t delta) {
-    const auto now = allocated_.fetch_add(static_cast<std::uint64_t>(delta)) +
-                     static_cast<std::uint64_t>(delta);
+void VulkanContext::noteAllocation(std::int64_t delta) const {
+    const auto now =
+        allocated_.fetch_add(static_cast<std::uint64_t>(delta)) + static_cast<std::uint64_t>(delta);
     auto peak = peak_.load();
     while (now > peak && !peak_.compare_exchange_weak(peak, now)) {
     }

@@ -41,6 +41,7 @@ struct DeviceInfo {
     std::vector<MemoryHeapInfo> heaps;
     std::uint32_t subgroupSize = 0;
     bool subgroupArithmetic = false; // subgroupAdd/Max in compute shaders
+    bool subgroupShuffle = false;
     std::uint32_t maxSharedMemoryBytes = 0;
     std::uint32_t maxWorkgroupInvocations = 0;
     std::uint64_t maxStorageBufferRange = 0;
@@ -112,7 +113,7 @@ public:
     std::uint64_t allocatedBytes() const { return allocated_.load(); }
     std::uint64_t peakAllocatedBytes() const { return peak_.load(); }
     void resetPeak() { peak_.store(allocated_.load()); }
-    void noteAllocation(std::int64_t delta);
+    void noteAllocation(std::int64_t delta) const;
 
 private:
     bool validation_ = false;
@@ -128,8 +129,8 @@ private:
     DeviceInfo info_;
     vk::PhysicalDeviceMemoryProperties memoryProperties_;
     bool unifiedMemory_ = false;
-    std::atomic<std::uint64_t> allocated_{0};
-    std::atomic<std::uint64_t> peak_{0};
+    mutable std::atomic<std::uint64_t> allocated_{0};
+    mutable std::atomic<std::uint64_t> peak_{0};
 };
 
 // Turns a vk::SystemError (or any exception from vulkan.hpp) into a ComputeError with a

@@ -3,9 +3,11 @@
 #include "app/cli/Commands.hpp"
 #include "app/cli/Output.hpp"
 #include "compute/Generation.hpp"
+#include "compute/VulkanBackend.hpp"
 #include "models/ChatTemplate.hpp"
 #include "models/Tokenizer.hpp"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <numeric>
 #include <ostream>
@@ -13,15 +15,38 @@
 namespace inferscope::cli {
 
 namespace {
-const OptionSpec kGenerateOptions{
-    {"--prompt", "-n", "--temp", "--top-k", "--top-p", "--seed", "--repeat-penalty", "--backend",
-     "--system"},
-    {"--greedy", "--chat", "--no-cache", "--json"},
-    {{"-p", "--prompt"}}};
+OptionSpec generateOptions() {
+    OptionSpec spec{
+        {"--prompt", "-n", "--temp", "--top-k", "--top-p", "--seed", "--repeat-penalty",
+         "--system"},
+        {"--greedy", "--chat", "--json", "--timings"},
+        {{"-p", "--prompt"}}};
+    addBackendOptions(spec);
+    return spec;
+}
+
+// Sums per-kernel GPU times over the decode steps (profiling mode).
+void accumulateKernels(std::vector<compute::KernelTime>& total,
+                       const std::vector<compute::KernelTime>& step) {
+    for (const auto& k : step) {
+        auto found = std::find_if(total.begin(), total.end(),
+                                  [&](const auto& t) { return t.kernel == k.kernel; });
+        if (found == total.end()) total.push_back(k);
+        else {
+            found->dispatches += k.dispatches;
+            found->microseconds += k.microseconds;
+        }
+    }
+}
 } // namespace
 
 int runGenerate(const CommandArgs& args, std::ostream& out) {
-    Arguments a(args, kGenerateOptions);
+    Arguments a(args, generateOptions());
+    BackendChoice choice = backendChoice(a);
+    bool timings = a.flag("--timings");
+    if (timings && choice.backend != "vulkan")
+        throw UsageError("--timings needs the vulkan backend (GPU timestamps)");
+    choice.engine.probes.kernelTimings = timings;
     if (a.positionals().size() != 1)
         throw UsageError("usage: generate MODEL -p PROMPT [-n N] [options] (see help)");
     auto prompt = a.value("--prompt");
@@ -59,9 +84,15 @@ int runGenerate(const CommandArgs& args, std::ostream& out) {
     options.stopTokens = tokenizer.stopTokens();
 
     bool json = a.flag("--json");
-    auto backend = makeBackend(model, a.valueOr("--backend", "cpu"), !a.flag("--no-cache"));
-    auto result = compute::generate(*backend, promptIds, options, [&](std::size_t, std::int32_t id) {
+    auto backend = makeBackend(model, choice);
+    auto* vulkan = dynamic_cast<compute::VulkanBackend*>(backend.get());
+    std::vector<compute::KernelTime> prefillKernels, decodeKernels;
+    auto result = compute::generate(*backend, promptIds, options, [&](std::size_t index, std::int32_t id) {
         if (!json) out << tokenizer.pieceBytes(id) << std::flush;
+        // The probes of the step that produced this token's logits.
+        if (timings && vulkan)
+            accumulateKernels(index == 0 ? prefillKernels : decodeKernels,
+                              vulkan->lastProbes().kernels);
     });
     std::string generatedText = tokenizer.decode(result.generatedIds);
 
@@ -84,6 +115,27 @@ int runGenerate(const CommandArgs& args, std::ostream& out) {
                   result.decodeTokensPerSecond(), result.stepSeconds.size(), decodeTotal * 1e3);
     steps.notes.push_back(summary);
 
+    std::vector<compute::Table> tables{steps};
+    if (timings) {
+        std::size_t decodeSteps = result.stepSeconds.size();
+        compute::Table kernels;
+        kernels.id = "kernel-times";
+        kernels.title = "GPU time per kernel (timestamps; profiling serializes the work)";
+        kernels.addColumn("kernel").addColumn("prefill dispatches").addColumn("prefill", "us", 1)
+            .addColumn("decode dispatches per step").addColumn("decode per step", "us", 1);
+        for (const auto& k : prefillKernels) {
+            auto d = std::find_if(decodeKernels.begin(), decodeKernels.end(),
+                                  [&](const auto& t) { return t.kernel == k.kernel; });
+            bool hasDecode = d != decodeKernels.end() && decodeSteps > 0;
+            kernels.addRow({k.kernel, static_cast<std::int64_t>(k.dispatches), k.microseconds,
+                            hasDecode ? compute::Cell(static_cast<std::int64_t>(d->dispatches / decodeSteps))
+                                      : compute::Cell{},
+                            hasDecode ? compute::Cell(d->microseconds / double(decodeSteps))
+                                      : compute::Cell{}});
+        }
+        tables.push_back(std::move(kernels));
+    }
+
     if (json) {
         nlohmann::json extra = {{"backend", backend->name()},
                                 {"prompt", text},
@@ -92,12 +144,13 @@ int runGenerate(const CommandArgs& args, std::ostream& out) {
                                 {"text", generatedText},
                                 {"prefill_ms", result.prefillSeconds * 1e3},
                                 {"decode_tokens_per_s", result.decodeTokensPerSecond()}};
-        printTables(out, {steps}, true, extra);
+        printTables(out, tables, true, extra);
         return 0;
     }
     out << "\n\nids:";
     for (auto id : result.generatedIds) out << ' ' << id;
-    out << "\n\n" << compute::renderText(steps);
+    out << "\n\n";
+    printTables(out, tables, false);
     return 0;
 }
 

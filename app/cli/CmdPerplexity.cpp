@@ -23,7 +23,10 @@ std::string readTextFile(const std::filesystem::path& path) {
 } // namespace
 
 int runPerplexity(const CommandArgs& args, std::ostream& out) {
-    Arguments a(args, {{"--ctx", "--tokens", "--backend"}, {"--json", "--quiet"}, {}});
+    OptionSpec spec{{"--ctx", "--tokens"}, {"--json", "--quiet"}, {}};
+    addBackendOptions(spec);
+    Arguments a(args, spec);
+    BackendChoice choice = backendChoice(a);
     if (a.positionals().size() != 2)
         throw UsageError("usage: perplexity MODEL FILE [--ctx N] [--tokens N] [--json]");
     std::filesystem::path file = a.positional(1, "FILE") == "default"
@@ -39,7 +42,7 @@ int runPerplexity(const CommandArgs& args, std::ostream& out) {
                          std::to_string(model.config.contextLength));
     models::Tokenizer tokenizer(model.tokenizer);
     auto tokens = tokenizer.encode(text, true, false);
-    auto backend = makeBackend(model, a.valueOr("--backend", "cpu"), true);
+    auto backend = makeBackend(model, choice);
 
     models::PerplexityOptions options;
     options.context = context;

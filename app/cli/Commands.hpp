@@ -16,6 +16,8 @@ int runTokenize(const CommandArgs& args, std::ostream& out);
 int runGenerate(const CommandArgs& args, std::ostream& out);
 int runPerplexity(const CommandArgs& args, std::ostream& out);
 int runReport(const CommandArgs& args, std::ostream& out);
+int runDevices(const CommandArgs& args, std::ostream& out);
+int runBench(const CommandArgs& args, std::ostream& out);
 
 // Dispatches argv[1] to a command; prints usage for "help" or no arguments.
 int runCli(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err);

@@ -14,13 +14,19 @@ const char* kUsage = R"(inferscope-cli: measure why LLM inference is cheap or ex
 Usage: inferscope-cli COMMAND [ARGS] [--json]
 
 Commands:
+  devices                          Vulkan devices and their properties
   info MODEL                       architecture, parameters, bytes by type, KV bytes per token
   tokenize MODEL TEXT              token ids and pieces
   generate MODEL -p PROMPT [-n N] [--greedy | --temp T --top-k K --top-p P --seed S]
-           [--repeat-penalty R] [--chat] [--no-cache] [--backend cpu]
+           [--repeat-penalty R] [--chat] [--no-cache] [--timings]
+           [--backend vulkan|cpu] [--device N] [--format f32|f16|...]
                                    text, ids, prefill time and each decode step's time
-  perplexity MODEL FILE [--ctx N] [--tokens N] [--backend cpu]
+  perplexity MODEL FILE [--ctx N] [--tokens N] [--backend vulkan|cpu]
                                    perplexity of the model on a text file
+  bench MODEL [--formats f16,q8_0] [--prompts 16,64,256,512] [--contexts 16,256,1024]
+        [--decode N] [--batches 1,4] [--device N]
+                                   prompt and decode tokens/s, per-kernel time, probe
+                                   overhead, read bandwidth and the decode roofline
   report weights MODEL [--scheme S,...] [--matrix NAME]
                                    quantization error of every projection matrix per scheme
   report activations MODEL -p PROMPT [--chat] [--layer L] [--top K]
@@ -37,6 +43,8 @@ int runCli(const std::vector<std::string>& argv, std::ostream& out, std::ostream
     static const std::map<std::string, std::function<int(const CommandArgs&, std::ostream&)>>
         commands = {
             {"info", runInfo},
+            {"devices", runDevices},
+            {"bench", runBench},
             {"tokenize", runTokenize},
             {"generate", runGenerate},
             {"perplexity", runPerplexity},

@@ -1,0 +1,162 @@
+#include "app/cli/Arguments.hpp"
+#include "app/cli/Backends.hpp"
+#include "app/cli/Commands.hpp"
+#include "app/cli/Output.hpp"
+#include "compute/BandwidthProbe.hpp"
+#include "compute/Bench.hpp"
+#include "compute/ProbeOverhead.hpp"
+
+#include <algorithm>
+#include <iostream>
+#include <sstream>
+
+namespace inferscope::cli {
+
+namespace {
+std::vector<std::uint32_t> parseList(const std::string& text, const char* option) {
+    std::vector<std::uint32_t> values;
+    std::stringstream stream(text);
+    std::string item;
+    while (std::getline(stream, item, ',')) {
+        try {
+            std::size_t used = 0;
+            unsigned long value = std::stoul(item, &used);
+            if (used != item.size() || value == 0 || value > 1u << 20) throw std::exception();
+            values.push_back(static_cast<std::uint32_t>(value));
+        } catch (const std::exception&) {
+            throw UsageError(std::string(option) + " expects positive integers, got '" + item + "'");
+        }
+    }
+    if (values.empty()) throw UsageError(std::string(option) + " is empty");
+    return values;
+}
+
+std::vector<std::string> parseNames(const std::string& text) {
+    std::vector<std::string> names;
+    std::stringstream stream(text);
+    std::string item;
+    while (std::getline(stream, item, ',')) names.push_back(item);
+    return names;
+}
+} // namespace
+
+int runBench(const CommandArgs& args, std::ostream& out) {
+    OptionSpec spec{{"--formats", "--prompts", "--contexts", "--decode", "--batches"},
+                    {"--json", "--no-breakdown", "--quiet"},
+                    {}};
+    addBackendOptions(spec);
+    Arguments a(args, spec);
+    if (a.positionals().size() != 1)
+        throw UsageError("usage: bench MODEL [--formats f16,...] [--prompts 16,64,256,512] "
+                         "[--contexts 16,256,1024] [--decode N] [--batches 1,4] [--json]");
+    BackendChoice choice = backendChoice(a);
+    if (choice.backend != "vulkan") throw UsageError("bench measures the vulkan backend");
+    auto prompts = parseList(a.valueOr("--prompts", "16,64,256,512"), "--prompts");
+    auto contexts = parseList(a.valueOr("--contexts", "16,256,1024"), "--contexts");
+    auto batches = parseList(a.valueOr("--batches", "1"), "--batches");
+    auto decodeSteps = static_cast<std::uint32_t>(a.integer("--decode", 32, 1, 4096));
+    std::vector<std::string> formats =
+        parseNames(a.valueOr("--formats", std::string(compute::weightFormatName(choice.engine.weightFormat))));
+    bool quiet = a.flag("--quiet") || a.flag("--json");
+    auto progress = [&](const std::string& what) {
+        if (!quiet) std::cerr << "bench: " << what << "\n";
+    };
+
+    auto model = loadModelArgument(a.positional(0, "MODEL"));
+    std::uint32_t maxBatch = *std::max_element(batches.begin(), batches.end());
+    std::uint32_t longest = std::max(*std::max_element(prompts.begin(), prompts.end()),
+                                     *std::max_element(contexts.begin(), contexts.end()) +
+                                         decodeSteps + 4);
+    if (model.config.contextLength && longest > model.config.contextLength)
+        throw UsageError("prompt/context lengths exceed the model's context of " +
+                         std::to_string(model.config.contextLength));
+
+    compute::Table prompt, decode, kernels, overhead, device;
+    prompt.id = "bench-prompt";
+    prompt.title = "Prompt processing (prefill of P tokens, fresh cache)";
+    prompt.addColumn("format").addColumn("P").addColumn("tokens/s", "", 1).addColumn("time", "ms", 2)
+        .addColumn("dispatches");
+    decode.id = "bench-decode";
+    decode.title = "Decode (greedy steps after a context of C tokens)";
+    decode.addColumn("format").addColumn("batch").addColumn("C").addColumn("tokens/s", "", 2)
+        .addColumn("step", "ms", 2).addColumn("dispatches per step").addColumn("weights read", "GB/s", 2)
+        .addColumn("roofline", "tokens/s", 1).addColumn("of roofline", "%", 1);
+    kernels.id = "bench-kernels";
+    kernels.title = "Per-kernel GPU time of one decode step (timestamps, batch 1, C = " +
+                    std::to_string(contexts.front()) + ")";
+    kernels.addColumn("format").addColumn("kernel").addColumn("dispatches").addColumn("time", "us", 1)
+        .addColumn("share", "%", 1);
+    overhead.id = "bench-probe-overhead";
+    overhead.title = "Probe overhead (decode step, batch 1)";
+    overhead.addColumn("format").addColumn("probe").addColumn("step", "ms", 3).addColumn(
+        "relative to no probes", "x", 3);
+    device.id = "bench-device";
+    device.title = "Device";
+    device.addColumn("property").addColumn("value");
+    device.columns[1].precision = -1;
+
+    double bandwidth = 0;
+    for (const auto& formatName : formats) {
+        auto format = compute::weightFormatFromName(formatName);
+        if (!format) throw UsageError("unknown weight format '" + formatName + "'");
+        compute::EngineOptions options = choice.engine;
+        options.weightFormat = *format;
+        options.kvCapacityTokens = std::max<std::uint32_t>(options.kvCapacityTokens, longest * maxBatch + 64);
+        options.maxSequences = std::max(options.maxSequences, maxBatch);
+        progress("uploading weights as " + formatName);
+        compute::Engine engine(model, options);
+        if (bandwidth == 0) {
+            progress("measuring read bandwidth");
+            bandwidth = compute::measureReadBandwidth(engine.context()).gigabytesPerSecond;
+            device.addRow({std::string("name"), engine.context().info().name});
+            device.addRow({std::string("type"), engine.context().info().type});
+            device.addRow({std::string("measured read bandwidth (GB/s)"), bandwidth});
+        }
+        const double weightBytes = double(engine.memory().weightBytes);
+        device.addRow({"weight bytes (" + formatName + ")", static_cast<std::int64_t>(weightBytes)});
+        for (auto p : prompts) {
+            progress(formatName + ": prompt " + std::to_string(p));
+            auto r = compute::runBench(engine, {.promptTokens = p, .decodeTokens = 0, .batch = 1,
+                                                .kernelBreakdown = false});
+            prompt.addRow({formatName, static_cast<std::int64_t>(p), r.promptTokensPerSecond,
+                           r.promptSeconds * 1e3, static_cast<std::int64_t>(r.dispatchesPerPrefill)});
+        }
+        bool breakdownDone = a.flag("--no-breakdown");
+        for (auto b : batches) {
+            for (auto c : contexts) {
+                progress(formatName + ": decode batch " + std::to_string(b) + " context " +
+                         std::to_string(c));
+                bool breakdown = !breakdownDone && b == 1;
+                auto r = compute::runBench(engine, {.promptTokens = c, .decodeTokens = decodeSteps,
+                                                    .batch = b, .kernelBreakdown = breakdown});
+                // Each step reads every weight once whatever the batch: the bound is per step.
+                double rooflineTokens = bandwidth * 1e9 / weightBytes * b;
+                decode.addRow({formatName, static_cast<std::int64_t>(b), static_cast<std::int64_t>(c),
+                               r.decodeTokensPerSecond, r.decodeStepMilliseconds,
+                               static_cast<std::int64_t>(r.dispatchesPerDecodeStep),
+                               r.decodeWeightGigabytesPerSecond, rooflineTokens,
+                               100.0 * r.decodeTokensPerSecond / rooflineTokens});
+                if (breakdown) {
+                    double total = 0;
+                    for (const auto& k : r.decodeKernels) total += k.microseconds;
+                    for (const auto& k : r.decodeKernels)
+                        kernels.addRow({formatName, k.kernel, static_cast<std::int64_t>(k.dispatches),
+                                        k.microseconds, total > 0 ? 100.0 * k.microseconds / total : 0.0});
+                    breakdownDone = true;
+                }
+            }
+        }
+        progress(formatName + ": probe overhead");
+        for (const auto& cost : compute::measureProbeOverhead(engine))
+            overhead.addRow({formatName, cost.probe, cost.decodeStepMilliseconds, cost.relativeToNone});
+    }
+    decode.notes.push_back("roofline = measured read bandwidth / weight bytes x batch: a decode "
+                           "step reads every weight once.");
+    std::vector<compute::Table> tables{device, prompt, decode};
+    if (!kernels.rows.empty()) tables.push_back(kernels);
+    tables.push_back(overhead);
+    printTables(out, tables, a.flag("--json"));
+    return 0;
+}
+
+} // namespace inferscope::cli

@@ -1,0 +1,539 @@
+#include "compute/Engine.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <map>
+#include <set>
+
+namespace inferscope::compute {
+
+namespace {
+
+std::string layerName(std::uint32_t layer, const char* suffix) {
+    return "blk." + std::to_string(layer) + "." + suffix;
+}
+
+std::vector<float> concatenate(std::initializer_list<const std::vector<float>*> parts) {
+    std::size_t total = 0;
+    for (const auto* part : parts) total += part->size();
+    std::vector<float> joined;
+    joined.reserve(total);
+    for (const auto* part : parts) joined.insert(joined.end(), part->begin(), part->end());
+    return joined;
+}
+
+} // namespace
+
+struct Engine::Layer {
+    DeviceMatrix qkv;    // rows: Q heads, K heads, V heads
+    DeviceMatrix output; // attn_output
+    DeviceMatrix gateUp; // rows: gate, then up
+    DeviceMatrix down;
+    Buffer attnNorm;
+    Buffer ffnNorm;
+    Buffer qkvBias;
+    Buffer kv; // this layer's KV blocks (f16)
+};
+
+struct Engine::Buffers {
+    DeviceMatrix embedding;
+    DeviceMatrix outputHead; // empty when the embedding is tied
+    Buffer outputNorm;
+    Buffer ropeInvFrequency;
+    std::uint32_t hiddenStride = 0, queryStride = 0, ffnStride = 0;
+    Buffer hidden, queries, attention, ffn;
+    Buffer tokenIds, tokenInfo, blockTables, gather;
+    Buffer logits, argmax;
+    Buffer residualMax;
+    std::uint64_t activationBytes = 0;
+    const DeviceMatrix& head() const { return outputHead.buffer ? outputHead : embedding; }
+};
+
+Engine::Engine(const models::LoadedModel& model, EngineOptions options)
+    : config_(model.config), options_(std::move(options)) {
+    const auto& store = model.weights;
+    build([&](const std::string& name) { return store.dequantized(name); },
+          [&](const std::string& name) { return store.contains(name); });
+}
+
+Engine::Engine(const models::ModelConfig& config, const models::ReferenceWeights& weights,
+               EngineOptions options)
+    : config_(config), options_(std::move(options)) {
+    build(
+        [&](const std::string& name) {
+            auto found = weights.find(name);
+            if (found == weights.end()) throw ComputeError("weight '" + name + "' is missing");
+            return found->second;
+        },
+        [&](const std::string& name) { return weights.count(name) != 0; });
+}
+
+Engine::~Engine() = default;
+
+void Engine::build(const WeightSource& weights, const WeightCheck& has) {
+    const auto& c = config_;
+    c.validate("engine");
+    context_ = std::make_unique<VulkanContext>(options_.device);
+    kernels_ = options_.tuning ? std::make_unique<Kernels>(*context_, *options_.tuning)
+                               : std::make_unique<Kernels>(*context_);
+    recorder_ = std::make_unique<CommandRecorder>(*context_);
+    const auto format = options_.weightFormat;
+
+    auto expectSize = [&](const std::string& name, const std::vector<float>& values,
+                          std::uint64_t expected) {
+        if (values.size() != expected) {
+            throw ComputeError("weight '" + name + "' has " + std::to_string(values.size()) +
+                               " values, expected " + std::to_string(expected));
+        }
+    };
+    auto load = [&](const std::string& name, std::uint64_t expected) {
+        auto values = weights(name);
+        expectSize(name, values, expected);
+        return values;
+    };
+    const std::uint64_t hidden = c.hiddenSize, qDim = std::uint64_t(c.heads) * c.headDim,
+                        kvDim = std::uint64_t(c.kvHeads) * c.headDim, ffn = c.ffnSize;
+
+    const std::uint32_t blockSize = std::max<std::uint32_t>(1, options_.blockSize);
+    const std::uint32_t capacityBlocks =
+        std::max<std::uint32_t>(1, (options_.kvCapacityTokens + blockSize - 1) / blockSize);
+    std::uint32_t context = options_.maxContextPerSequence ? options_.maxContextPerSequence
+                                                           : std::max(c.contextLength, 1u);
+    const std::uint32_t maxBlocks = std::min(capacityBlocks, (context + blockSize - 1) / blockSize);
+    kvCache_ = std::make_unique<KvCache>(c.layers, c.kvHeads, c.headDim, blockSize, capacityBlocks,
+                                         options_.maxSequences, maxBlocks);
+
+    const auto before = context_->allocatedBytes();
+    layers_.resize(c.layers);
+    for (std::uint32_t l = 0; l < c.layers; ++l) {
+        auto& layer = layers_[l];
+        {
+            const auto q = load(layerName(l, "attn_q.weight"), qDim * hidden);
+            const auto k = load(layerName(l, "attn_k.weight"), kvDim * hidden);
+            const auto v = load(layerName(l, "attn_v.weight"), kvDim * hidden);
+            layer.qkv =
+                uploadMatrix(*context_, concatenate({&q, &k, &v}), std::uint32_t(qDim + 2 * kvDim),
+                             c.hiddenSize, format, layerName(l, "attn_qkv"));
+        }
+        layer.output =
+            uploadMatrix(*context_, load(layerName(l, "attn_output.weight"), hidden * qDim),
+                         c.hiddenSize, std::uint32_t(qDim), format, layerName(l, "attn_output"));
+        {
+            const auto gate = load(layerName(l, "ffn_gate.weight"), ffn * hidden);
+            const auto up = load(layerName(l, "ffn_up.weight"), ffn * hidden);
+            layer.gateUp = uploadMatrix(*context_, concatenate({&gate, &up}), 2 * c.ffnSize,
+                                        c.hiddenSize, format, layerName(l, "ffn_gateup"));
+        }
+        layer.down = uploadMatrix(*context_, load(layerName(l, "ffn_down.weight"), hidden * ffn),
+                                  c.hiddenSize, c.ffnSize, format, layerName(l, "ffn_down"));
+        layer.attnNorm = uploadVector(*context_, load(layerName(l, "attn_norm.weight"), hidden),
+                                      layerName(l, "attn_norm"));
+        layer.ffnNorm = uploadVector(*context_, load(layerName(l, "ffn_norm.weight"), hidden),
+                                     layerName(l, "ffn_norm"));
+        if (c.qkvBias) {
+            const auto qb = load(layerName(l, "attn_q.bias"), qDim);
+            const auto kb = load(layerName(l, "attn_k.bias"), kvDim);
+            const auto vb = load(layerName(l, "attn_v.bias"), kvDim);
+            layer.qkvBias = uploadVector(*context_, concatenate({&qb, &kb, &vb}),
+                                         layerName(l, "attn_qkv_bias"));
+        }
+    }
+
+    buffers_ = std::make_unique<Buffers>();
+    auto& b = *buffers_;
+    {
+        // The embedding lookup reads f32 or f16 tables; block formats keep the table in f16
+        // and give the output head its own copy in the format (it is ~20% of decode reads).
+        const auto tableFormat =
+            format == WeightFormat::F32 ? WeightFormat::F32 : WeightFormat::F16;
+        const auto table = load("token_embd.weight", std::uint64_t(c.vocabSize) * hidden);
+        b.embedding =
+            uploadMatrix(*context_, table, c.vocabSize, c.hiddenSize, tableFormat, "token_embd");
+        if (has("output.weight")) {
+            b.outputHead =
+                uploadMatrix(*context_, load("output.weight", std::uint64_t(c.vocabSize) * hidden),
+                             c.vocabSize, c.hiddenSize, format, "output");
+        } else if (!c.tiedEmbeddings) {
+            throw ComputeError("weight 'output.weight' is missing and embeddings are not tied");
+        } else if (tableFormat != format) {
+            b.outputHead =
+                uploadMatrix(*context_, table, c.vocabSize, c.hiddenSize, format, "output (tied)");
+        }
+    }
+    b.outputNorm = uploadVector(*context_, load("output_norm.weight", hidden), "output_norm");
+    std::vector<float> ropeFreqs;
+    if (has("rope_freqs.weight")) ropeFreqs = load("rope_freqs.weight", c.headDim / 2);
+    b.ropeInvFrequency =
+        uploadVector(*context_, models::ropeInverseFrequencies(c, ropeFreqs), "rope_frequencies");
+    weightBytes_ = context_->allocatedBytes() - before;
+
+    // KV blocks: one buffer per layer, capacityBlocks x (K, V) x kvHeads x blockSize x headDim.
+    const std::uint64_t kvBytes = std::uint64_t(capacityBlocks) * 2 * c.kvHeads * blockSize *
+                                  c.headDim * sizeof(std::uint16_t);
+    for (std::uint32_t l = 0; l < c.layers; ++l) {
+        layers_[l].kv =
+            Buffer(*context_, kvBytes, BufferKind::DeviceLocal, layerName(l, "kv_cache"));
+    }
+
+    const auto activationsBefore = context_->allocatedBytes();
+    const std::uint32_t maxTokens = std::max<std::uint32_t>(1, options_.maxTokensPerStep);
+    const std::uint32_t maxLogits = std::max<std::uint32_t>(1, options_.maxLogitRowsPerStep);
+    b.hiddenStride = paddedColumns(c.hiddenSize);
+    b.queryStride = paddedColumns(std::uint32_t(qDim));
+    b.ffnStride = paddedColumns(c.ffnSize);
+    auto zeroed = [&](std::uint64_t bytes, BufferKind kind, const char* label) {
+        Buffer buffer(*context_, std::max<std::uint64_t>(bytes, 16), kind, label);
+        buffer.fillZero();
+        return buffer;
+    };
+    b.hidden =
+        zeroed(std::uint64_t(maxTokens) * b.hiddenStride * 4, BufferKind::DeviceLocal, "hidden");
+    b.queries =
+        zeroed(std::uint64_t(maxTokens) * b.queryStride * 4, BufferKind::DeviceLocal, "queries");
+    b.attention =
+        zeroed(std::uint64_t(maxTokens) * b.queryStride * 4, BufferKind::DeviceLocal, "attention");
+    b.ffn = zeroed(std::uint64_t(maxTokens) * b.ffnStride * 4, BufferKind::DeviceLocal, "ffn");
+    b.tokenIds = zeroed(std::uint64_t(maxTokens) * 4, BufferKind::Upload, "token_ids");
+    b.tokenInfo =
+        zeroed(std::uint64_t(maxTokens) * sizeof(TokenInfo), BufferKind::Upload, "token_info");
+    b.blockTables = zeroed(std::uint64_t(options_.maxSequences) * maxBlocks * 4, BufferKind::Upload,
+                           "block_tables");
+    b.gather = zeroed(std::uint64_t(maxLogits) * 4, BufferKind::Upload, "logit_rows");
+    b.logits = zeroed(std::uint64_t(maxLogits) * c.vocabSize * 4, BufferKind::Readback, "logits");
+    b.argmax = zeroed(std::uint64_t(maxLogits) * 4, BufferKind::Readback, "argmax");
+    b.residualMax =
+        zeroed(std::uint64_t(c.layers) * b.hiddenStride * 4, BufferKind::Readback, "residual_max");
+    b.activationBytes = context_->allocatedBytes() - activationsBefore;
+    context_->resetPeak();
+}
+
+void Engine::setCached(bool cached) {
+    if (cached == options_.cached) return;
+    options_.cached = cached;
+    // The cache of a sequence computed the other way is stale: rebuild from the history
+    // on the next step.
+    for (const auto& [id, tokens] : history_) kvCache_->truncate(id, 0);
+}
+
+std::uint32_t Engine::sequenceLength(SequenceId sequence) const {
+    auto found = history_.find(sequence);
+    return found == history_.end() ? 0 : std::uint32_t(found->second.size());
+}
+
+void Engine::release(SequenceId sequence) {
+    kvCache_->release(sequence);
+    history_.erase(sequence);
+}
+
+void Engine::reset() {
+    kvCache_->clear();
+    history_.clear();
+}
+
+std::uint32_t Engine::dispatchesPerDecodeToken() const {
+    return 1 + 5 * config_.layers + 2;
+}
+
+EngineMemory Engine::memory() const {
+    EngineMemory m;
+    m.weightBytes = weightBytes_;
+    m.kvReservedBytes = kvCache_->bytesReservedPerLayer() * config_.layers;
+    m.kvAllocatedBytes = kvCache_->bytesAllocatedPerLayer() * config_.layers;
+    m.kvUsedBytes = kvCache_->bytesUsedPerLayer() * config_.layers;
+    m.activationBytes = buffers_->activationBytes;
+    m.deviceBytes = context_->allocatedBytes();
+    m.peakDeviceBytes = context_->peakAllocatedBytes();
+    return m;
+}
+
+void Engine::resetPeakMemory() {
+    context_->resetPeak();
+}
+
+void Engine::uploadBlockTables(const std::vector<SequenceId>& sequences) {
+    const std::uint32_t maxBlocks = kvCache_->maxBlocksPerSequence();
+    for (const auto id : sequences) {
+        const auto& table = kvCache_->blockTable(id);
+        const std::uint32_t slot = kvCache_->slotOf(id);
+        buffers_->blockTables.upload(std::span<const std::uint32_t>(table),
+                                     std::uint64_t(slot) * maxBlocks * 4);
+    }
+}
+
+StepResult Engine::step(const std::vector<SequenceInput>& batch, bool allLogits) {
+    const auto start = std::chrono::steady_clock::now();
+    std::set<SequenceId> seen;
+    for (const auto& entry : batch) {
+        if (entry.tokens.empty()) {
+            throw ComputeError("sequence " + std::to_string(entry.sequence) + " has no new tokens");
+        }
+        if (!seen.insert(entry.sequence).second) {
+            throw ComputeError("sequence " + std::to_string(entry.sequence) +
+                               " appears twice in one step");
+        }
+        for (auto token : entry.tokens) {
+            if (token < 0 || std::uint32_t(token) >= config_.vocabSize) {
+                throw ComputeError("token id " + std::to_string(token) +
+                                   " is outside the vocabulary of " +
+                                   std::to_string(config_.vocabSize));
+            }
+        }
+    }
+
+    // Rows to compute: cached mode runs the new tokens after the cached positions; uncached
+    // mode forgets the cache and recomputes every position of the sequence.
+    // On any failure (cache full, device lost) every sequence goes back to where it was.
+    struct Saved {
+        SequenceId id;
+        bool existed;
+        std::size_t historySize;
+        std::uint32_t cachedLength;
+    };
+    std::vector<Saved> saved;
+    for (const auto& entry : batch) {
+        const bool existed = history_.count(entry.sequence) != 0;
+        saved.push_back({entry.sequence, existed, existed ? history_[entry.sequence].size() : 0,
+                         kvCache_->length(entry.sequence)});
+    }
+    try {
+        return runStep(batch, allLogits, start);
+    } catch (...) {
+        for (const auto& s : saved) {
+            if (!s.existed) {
+                history_.erase(s.id);
+                kvCache_->release(s.id);
+                continue;
+            }
+            history_[s.id].resize(s.historySize);
+            kvCache_->truncate(s.id, s.cachedLength);
+        }
+        throw;
+    }
+}
+
+StepResult Engine::runStep(const std::vector<SequenceInput>& batch, bool allLogits,
+                           std::chrono::steady_clock::time_point start) {
+    StepResult result;
+    auto& probes = result.probes;
+    std::vector<TokenRow> rows;
+    std::vector<SequenceId> ids;
+    std::int32_t logitRows = 0;
+    for (const auto& entry : batch) {
+        auto& history = history_[entry.sequence];
+        const std::uint32_t cachedLength = options_.cached ? kvCache_->length(entry.sequence) : 0;
+        if (!options_.cached) kvCache_->truncate(entry.sequence, 0);
+        if (options_.cached && cachedLength != history.size()) {
+            throw ComputeError("sequence " + std::to_string(entry.sequence) +
+                               " cache and history disagree");
+        }
+        const std::uint32_t first = std::uint32_t(history.size());
+        history.insert(history.end(), entry.tokens.begin(), entry.tokens.end());
+        const std::uint32_t total = std::uint32_t(history.size());
+        kvCache_->reserve(entry.sequence, total);
+        const std::uint32_t slot = kvCache_->slotOf(entry.sequence);
+        const std::uint32_t from = options_.cached ? cachedLength : 0;
+        for (std::uint32_t p = from; p < total; ++p) {
+            const bool wantsLogits = p + 1 == total || (allLogits && p >= first);
+            rows.push_back({history[p], slot, p, wantsLogits ? logitRows++ : -1});
+        }
+        if (total - from > 1) {
+            probes.prefillTokens += total - from;
+        } else {
+            probes.decodeTokens += 1;
+        }
+        ids.push_back(entry.sequence);
+    }
+    uploadBlockTables(ids);
+
+    std::vector<float> logits(std::size_t(logitRows) * config_.vocabSize);
+    std::vector<std::int32_t> argmax(logitRows);
+    if (options_.probes.residualMax) {
+        probes.residualMax.assign(config_.layers, std::vector<float>(config_.hiddenSize, 0.0f));
+    }
+    const std::uint32_t maxTokens = std::max<std::uint32_t>(1, options_.maxTokensPerStep);
+    const std::uint32_t maxLogits = std::max<std::uint32_t>(1, options_.maxLogitRowsPerStep);
+    std::size_t begin = 0;
+    std::uint32_t logitBase = 0;
+    bool firstChunk = true;
+    while (begin < rows.size()) {
+        std::size_t end = begin;
+        std::uint32_t chunkLogits = 0;
+        while (end < rows.size() && end - begin < maxTokens &&
+               (rows[end].logitRow < 0 || chunkLogits < maxLogits)) {
+            if (rows[end].logitRow >= 0) ++chunkLogits;
+            ++end;
+        }
+        runChunk(std::span<const TokenRow>(rows.data() + begin, end - begin), logitBase, logits,
+                 argmax, probes, firstChunk);
+        logitBase += chunkLogits;
+        firstChunk = false;
+        begin = end;
+    }
+
+    // Hand the rows back per sequence, in batch order.
+    std::size_t row = 0;
+    for (const auto& entry : batch) {
+        SequenceOutput out;
+        out.sequence = entry.sequence;
+        out.length = std::uint32_t(history_[entry.sequence].size());
+        const std::size_t count = allLogits ? entry.tokens.size() : 1;
+        out.logits.assign(logits.begin() + std::ptrdiff_t(row * config_.vocabSize),
+                          logits.begin() + std::ptrdiff_t((row + count) * config_.vocabSize));
+        out.argmax.assign(argmax.begin() + std::ptrdiff_t(row),
+                          argmax.begin() + std::ptrdiff_t(row + count));
+        row += count;
+        result.sequences.push_back(std::move(out));
+    }
+    probes.kvBytesAllocatedPerLayer = kvCache_->bytesAllocatedPerLayer();
+    probes.kvBytesUsedPerLayer = kvCache_->bytesUsedPerLayer();
+    if (!options_.cached) {
+        // Uncached: nothing is kept between steps (its peak was measured during the step).
+        for (const auto& entry : batch) kvCache_->truncate(entry.sequence, 0);
+    }
+    probes.wallMicroseconds =
+        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+    return result;
+}
+
+void Engine::runChunk(std::span<const TokenRow> rows, std::uint32_t logitRowBase,
+                      std::vector<float>& logits, std::vector<std::int32_t>& argmax,
+                      StepProbes& probes, bool firstChunk) {
+    const auto& c = config_;
+    auto& b = *buffers_;
+    const std::uint32_t n = std::uint32_t(rows.size());
+    std::vector<std::uint32_t> ids(n);
+    std::vector<TokenInfo> info(n);
+    std::vector<std::uint32_t> gather;
+    for (std::uint32_t i = 0; i < n; ++i) {
+        ids[i] = std::uint32_t(rows[i].token);
+        info[i] = {rows[i].slot, rows[i].position};
+        if (rows[i].logitRow >= 0) gather.push_back(i);
+    }
+    const std::uint32_t outputs = std::uint32_t(gather.size());
+    b.tokenIds.upload(std::span<const std::uint32_t>(ids));
+    b.tokenInfo.upload(std::span<const TokenInfo>(info));
+    if (outputs) b.gather.upload(std::span<const std::uint32_t>(gather));
+
+    const bool probeResidual = options_.probes.residualMax;
+    auto& rec = *recorder_;
+    rec.begin(options_.probes.kernelTimings);
+    if (probeResidual && firstChunk) rec.fill(b.residualMax, 0);
+    kernels_->embed(rec, b.embedding, b.tokenIds, b.hidden, b.hiddenStride, n, "embed");
+    const KvLayout kvBase{nullptr, &b.tokenInfo, &b.blockTables, kvCache_->blockSize(),
+                          kvCache_->maxBlocksPerSequence()};
+    for (std::uint32_t l = 0; l < c.layers; ++l) {
+        auto& layer = layers_[l];
+        KvLayout kv = kvBase;
+        kv.cache = &layer.kv;
+
+        QkvRopeArgs qkv;
+        qkv.weights = &layer.qkv;
+        qkv.input = &b.hidden;
+        qkv.inputStride = b.hiddenStride;
+        qkv.queries = &b.queries;
+        qkv.queryStride = b.queryStride;
+        qkv.tokens = n;
+        qkv.normWeight = &layer.attnNorm;
+        qkv.eps = c.rmsNormEps;
+        qkv.bias = c.qkvBias ? &layer.qkvBias : nullptr;
+        qkv.ropeInvFrequency = &b.ropeInvFrequency;
+        qkv.splitHalf = c.ropePairing == models::RopePairing::SplitHalf;
+        qkv.heads = c.heads;
+        qkv.kvHeads = c.kvHeads;
+        qkv.headDim = c.headDim;
+        qkv.kv = kv;
+        kernels_->qkvRope(rec, qkv, "qkv_rope");
+
+        AttentionArgs attention;
+        attention.queries = &b.queries;
+        attention.queryStride = b.queryStride;
+        attention.output = &b.attention;
+        attention.outputStride = b.queryStride;
+        attention.tokens = n;
+        attention.heads = c.heads;
+        attention.kvHeads = c.kvHeads;
+        attention.headDim = c.headDim;
+        attention.kv = kv;
+        kernels_->attention(rec, attention, "attention");
+
+        MatvecArgs out;
+        out.weights = &layer.output;
+        out.input = &b.attention;
+        out.inputStride = b.queryStride;
+        out.output = &b.hidden;
+        out.outputStride = b.hiddenStride;
+        out.tokens = n;
+        out.residual = true;
+        kernels_->matvec(rec, out, "attn_out");
+
+        GateUpArgs gateUp;
+        gateUp.weights = &layer.gateUp;
+        gateUp.input = &b.hidden;
+        gateUp.inputStride = b.hiddenStride;
+        gateUp.output = &b.ffn;
+        gateUp.outputStride = b.ffnStride;
+        gateUp.tokens = n;
+        gateUp.normWeight = &layer.ffnNorm;
+        gateUp.eps = c.rmsNormEps;
+        kernels_->ffnGateUp(rec, gateUp, "ffn_gateup");
+
+        MatvecArgs down;
+        down.weights = &layer.down;
+        down.input = &b.ffn;
+        down.inputStride = b.ffnStride;
+        down.output = &b.hidden;
+        down.outputStride = b.hiddenStride;
+        down.tokens = n;
+        down.residual = true;
+        down.probe = probeResidual ? &b.residualMax : nullptr;
+        down.probeBase = l * b.hiddenStride;
+        kernels_->matvec(rec, down, "ffn_down");
+    }
+    if (outputs) {
+        MatvecArgs head;
+        head.weights = &b.head();
+        head.input = &b.hidden;
+        head.inputStride = b.hiddenStride;
+        head.output = &b.logits;
+        head.outputStride = c.vocabSize;
+        head.tokens = outputs;
+        head.normWeight = &b.outputNorm;
+        head.eps = c.rmsNormEps;
+        head.gather = &b.gather;
+        kernels_->matvec(rec, head, "output_head");
+        kernels_->argmax(rec, b.logits, c.vocabSize, c.vocabSize, outputs, b.argmax, "argmax");
+    }
+    rec.submitAndWait();
+    probes.dispatches += rec.dispatchCount();
+    probes.submissions += 1;
+    probes.gpuMicroseconds += rec.lastSubmitMicroseconds();
+
+    if (outputs) {
+        b.logits.download(logits.data() + std::size_t(logitRowBase) * c.vocabSize,
+                          std::uint64_t(outputs) * c.vocabSize * 4);
+        b.argmax.download(argmax.data() + logitRowBase, std::uint64_t(outputs) * 4);
+    }
+    if (options_.probes.kernelTimings) {
+        for (const auto& timing : rec.timings()) {
+            auto found = std::find_if(probes.kernels.begin(), probes.kernels.end(),
+                                      [&](const auto& k) { return k.kernel == timing.label; });
+            if (found == probes.kernels.end()) {
+                probes.kernels.push_back({timing.label, 0, 0.0});
+                found = probes.kernels.end() - 1;
+            }
+            found->dispatches += 1;
+            found->microseconds += timing.microseconds;
+        }
+    }
+    if (probeResidual) {
+        // The probe accumulates over the step's chunks; the last read wins.
+        const auto bits = b.residualMax.read<float>(std::size_t(c.layers) * b.hiddenStride);
+        for (std::uint32_t l = 0; l < c.layers; ++l) {
+            std::copy_n(bits.begin() + std::ptrdiff_t(l) * b.hiddenStride, c.hiddenSize,
+                        probes.residualMax[l].begin());
+        }
+    }
+}
+
+} // namespace inferscope::compute

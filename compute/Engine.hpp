@@ -1,0 +1,162 @@
+#pragma once
+// The GPU transformer: weights uploaded once, a paged KV cache, and one call, step(batch),
+// that serves prefill chunks and decode steps for any number of sequences at once
+// (DESIGN.md: one engine path for B=1 and B>1). Per layer it records five fused dispatches:
+//   qkv_rope   RMSNorm + Q/K/V projection (+bias) + RoPE + K/V written into the cache
+//   attention  causal GQA over the sequence's cache blocks
+//   attn_out   output projection added into the residual stream
+//   ffn_gateup RMSNorm + gate and up projections + SwiGLU
+//   ffn_down   down projection added into the residual stream (+ residual max |h| probe)
+// plus the embedding lookup, the final norm + output head, and argmax per step.
+#include "compute/CommandRecorder.hpp"
+#include "compute/Kernels.hpp"
+#include "compute/KvCache.hpp"
+#include "compute/WeightFormat.hpp"
+#include "models/LoadedModel.hpp"
+#include "models/ModelConfig.hpp"
+#include "models/ReferenceTransformer.hpp"
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace inferscope::compute {
+
+struct ProbeOptions {
+    bool kernelTimings = false; // timestamp after every dispatch (serializes: a mode)
+    bool residualMax = false;   // per-layer, per-dimension max |h|, reduced on the GPU
+};
+
+struct EngineOptions {
+    ContextOptions device;
+    WeightFormat weightFormat = WeightFormat::F16; // matrices and embedding table
+    std::uint32_t blockSize = 16;                  // KV positions per block
+    std::uint32_t kvCapacityTokens = 4096;         // all sequences together
+    std::uint32_t maxSequences = 64;
+    std::uint32_t maxContextPerSequence = 0; // 0: the model's context (capped by capacity)
+    std::uint32_t maxTokensPerStep = 256;    // larger batches run as several submissions
+    std::uint32_t maxLogitRowsPerStep = 64;
+    bool cached = true; // false: every step recomputes each sequence from position 0
+    ProbeOptions probes;
+    std::optional<KernelTuning> tuning; // else picked from the device
+};
+
+// One sequence's part of a step: its new tokens (a prompt chunk, or one decoded token).
+struct SequenceInput {
+    SequenceId sequence = 0;
+    std::vector<std::int32_t> tokens;
+};
+
+struct SequenceOutput {
+    SequenceId sequence = 0;
+    std::uint32_t length = 0;         // positions in the sequence after this step
+    std::vector<float> logits;        // rows of vocab: last position, or every new one
+    std::vector<std::int32_t> argmax; // one per row of logits
+};
+
+struct KernelTime {
+    std::string kernel; // "qkv_rope", "attention", ...
+    std::uint32_t dispatches = 0;
+    double microseconds = 0.0;
+};
+
+struct StepProbes {
+    std::uint32_t prefillTokens = 0; // tokens of sequences that received more than one
+    std::uint32_t decodeTokens = 0;  // tokens of sequences that received exactly one
+    std::uint32_t dispatches = 0;
+    std::uint32_t submissions = 0;
+    double wallMicroseconds = 0.0;
+    double gpuMicroseconds = 0.0;    // sum of fence waits (submit to signal)
+    std::vector<KernelTime> kernels; // with ProbeOptions::kernelTimings
+    // With ProbeOptions::residualMax: [layer][dimension] max |h| over this step's tokens.
+    std::vector<std::vector<float>> residualMax;
+    std::uint64_t kvBytesAllocatedPerLayer = 0;
+    std::uint64_t kvBytesUsedPerLayer = 0;
+};
+
+struct StepResult {
+    std::vector<SequenceOutput> sequences; // in batch order
+    StepProbes probes;
+};
+
+struct EngineMemory {
+    std::uint64_t weightBytes = 0;
+    std::uint64_t kvReservedBytes = 0; // the KV buffers of every layer (capacity)
+    std::uint64_t kvAllocatedBytes = 0;
+    std::uint64_t kvUsedBytes = 0;
+    std::uint64_t activationBytes = 0;
+    std::uint64_t deviceBytes = 0;     // everything this engine allocated
+    std::uint64_t peakDeviceBytes = 0; // since construction or resetPeak()
+    std::uint64_t peakWithoutWeights() const {
+        return peakDeviceBytes > weightBytes ? peakDeviceBytes - weightBytes : 0;
+    }
+};
+
+class Engine {
+public:
+    Engine(const models::LoadedModel& model, EngineOptions options = {});
+    // Tests substitute weights (e.g. quantized then dequantized) by name.
+    Engine(const models::ModelConfig& config, const models::ReferenceWeights& weights,
+           EngineOptions options = {});
+    ~Engine();
+    Engine(const Engine&) = delete;
+    Engine& operator=(const Engine&) = delete;
+
+    StepResult step(const std::vector<SequenceInput>& batch, bool allLogits = false);
+    void release(SequenceId sequence);
+    void reset(); // drops every sequence
+
+    bool cached() const { return options_.cached; }
+    void setCached(bool cached);
+    void setProbes(const ProbeOptions& probes) { options_.probes = probes; }
+    const ProbeOptions& probes() const { return options_.probes; }
+    const EngineOptions& options() const { return options_; }
+
+    const models::ModelConfig& config() const { return config_; }
+    const VulkanContext& context() const { return *context_; }
+    const KvCache& kvCache() const { return *kvCache_; }
+    const KernelTuning& tuning() const { return kernels_->tuning(); }
+    std::uint32_t sequenceLength(SequenceId sequence) const;
+    EngineMemory memory() const;
+    void resetPeakMemory();
+    // Dispatches recorded for one decode token of one sequence (the per-token cost floor).
+    std::uint32_t dispatchesPerDecodeToken() const;
+
+private:
+    using WeightSource = std::function<std::vector<float>(const std::string&)>;
+    using WeightCheck = std::function<bool(const std::string&)>;
+    void build(const WeightSource& weights, const WeightCheck& has);
+    struct TokenRow {
+        std::int32_t token;
+        std::uint32_t slot;
+        std::uint32_t position;
+        std::int32_t logitRow; // index into the step's logits rows, or -1
+    };
+    StepResult runStep(const std::vector<SequenceInput>& batch, bool allLogits,
+                       std::chrono::steady_clock::time_point start);
+    void runChunk(std::span<const TokenRow> rows, std::uint32_t logitRowBase,
+                  std::vector<float>& logits, std::vector<std::int32_t>& argmax, StepProbes& probes,
+                  bool firstChunk);
+    void uploadBlockTables(const std::vector<SequenceId>& sequences);
+
+    models::ModelConfig config_;
+    EngineOptions options_;
+    std::unique_ptr<VulkanContext> context_;
+    std::unique_ptr<Kernels> kernels_;
+    std::unique_ptr<CommandRecorder> recorder_;
+    std::unique_ptr<KvCache> kvCache_;
+    struct Layer;
+    std::vector<Layer> layers_;
+    struct Buffers;
+    std::unique_ptr<Buffers> buffers_;
+    std::map<SequenceId, std::vector<std::int32_t>> history_; // uncached mode recomputes these
+    std::uint64_t weightBytes_ = 0;
+    std::uint64_t baselineDeviceBytes_ = 0;
+};
+
+} // namespace inferscope::compute

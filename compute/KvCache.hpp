@@ -1,0 +1,75 @@
+#pragma once
+// Bookkeeping of the paged KV cache (the GPU buffers live in the Engine): fixed-size blocks
+// of positions, a free list, reference-counted blocks so sequences can share a prefix, and
+// one block table per sequence. Block b holds the same positions in every layer.
+#include <cstdint>
+#include <map>
+#include <vector>
+
+namespace inferscope::compute {
+
+using SequenceId = std::uint64_t;
+
+class KvCache {
+public:
+    KvCache(std::uint32_t layers, std::uint32_t kvHeads, std::uint32_t headDim,
+            std::uint32_t blockSize, std::uint32_t capacityBlocks, std::uint32_t maxSequences,
+            std::uint32_t maxBlocksPerSequence, std::uint32_t bytesPerElement = 2);
+
+    std::uint32_t blockSize() const { return blockSize_; }
+    std::uint32_t capacityBlocks() const { return capacityBlocks_; }
+    std::uint32_t freeBlocks() const { return std::uint32_t(freeList_.size()); }
+    std::uint32_t usedBlocks() const { return capacityBlocks_ - freeBlocks(); }
+    std::uint32_t maxSequences() const { return maxSequences_; }
+    std::uint32_t maxBlocksPerSequence() const { return maxBlocksPerSequence_; }
+    std::uint32_t maxPositionsPerSequence() const { return maxBlocksPerSequence_ * blockSize_; }
+
+    // 2 (K and V) x layers x kv heads x head dim x bytes: the chapter's formula.
+    std::uint64_t bytesPerToken() const;
+    std::uint64_t bytesPerTokenPerLayer() const { return bytesPerToken() / layers_; }
+    std::uint64_t bytesPerBlockPerLayer() const { return bytesPerTokenPerLayer() * blockSize_; }
+    // Blocks handed out (allocated) vs positions actually written (used), per layer.
+    std::uint64_t bytesAllocatedPerLayer() const { return usedBlocks() * bytesPerBlockPerLayer(); }
+    std::uint64_t bytesUsedPerLayer() const;
+    std::uint64_t bytesReservedPerLayer() const {
+        return std::uint64_t(capacityBlocks_) * bytesPerBlockPerLayer();
+    }
+
+    bool contains(SequenceId id) const { return sequences_.count(id) != 0; }
+    // Creates the sequence (empty) if needed; returns its slot (row of the block tables).
+    std::uint32_t slotOf(SequenceId id);
+    std::uint32_t length(SequenceId id) const;
+    // Makes room for positions [0, newLength); throws ComputeError when the cache is full
+    // or the sequence would exceed its block table.
+    void reserve(SequenceId id, std::uint32_t newLength);
+    // Shares all of `source`'s full blocks with a new sequence `target` (prefix sharing):
+    // their reference counts rise, no data moves. Returns the positions shared.
+    std::uint32_t forkPrefix(SequenceId source, SequenceId target);
+    // Drops the sequence and returns blocks no other sequence holds to the free list.
+    void release(SequenceId id);
+    // Shortens a sequence (uncached mode recomputes from position 0).
+    void truncate(SequenceId id, std::uint32_t newLength);
+    void clear();
+
+    const std::vector<std::uint32_t>& blockTable(SequenceId id) const;
+    std::uint32_t referenceCount(std::uint32_t block) const { return refCounts_.at(block); }
+    std::vector<SequenceId> sequenceIds() const;
+
+private:
+    struct Sequence {
+        std::uint32_t slot = 0;
+        std::uint32_t length = 0;
+        std::vector<std::uint32_t> blocks;
+    };
+    const Sequence& sequence(SequenceId id) const;
+    void dropBlock(std::uint32_t block);
+
+    std::uint32_t layers_, kvHeads_, headDim_, blockSize_, capacityBlocks_;
+    std::uint32_t maxSequences_, maxBlocksPerSequence_, bytesPerElement_;
+    std::vector<std::uint32_t> freeList_;
+    std::vector<std::uint32_t> refCounts_;
+    std::vector<std::uint32_t> freeSlots_;
+    std::map<SequenceId, Sequence> sequences_;
+};
+
+} // namespace inferscope::compute

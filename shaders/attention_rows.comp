@@ -1,0 +1,104 @@
+#version 450
+// Causal grouped-query attention over the paged KV cache, for CPU devices (lavapipe):
+// the same contract as attention.comp, laid out for a one-subgroup workgroup where lanes
+// are SIMD elements. Scores: each lane takes one position of a chunk of WG positions and
+// computes its full dot products (no reduction per score); softmax is online per chunk
+// (one max and one sum reduction per chunk instead of per position); values: lanes switch
+// to splitting the head's dimensions and take each position's weight by shuffle.
+#include "common.glsl"
+#include "kv_cache.glsl"
+
+layout(constant_id = 2) const uint GROUP = 1;         // query heads per kv head
+layout(constant_id = 3) const uint DIMS_PER_LANE = 8; // headDim / WG
+
+layout(push_constant) uniform Params {
+    uint tokens;
+    uint heads;
+    uint kvHeads;
+    uint headDim;
+    uint blockSize;
+    uint maxBlocks;
+    uint qStride;
+    uint outStride;
+    float scale; // 1 / sqrt(headDim)
+} p;
+
+layout(std430, binding = 0) readonly buffer Queries { float queries[]; };
+layout(std430, binding = 1) readonly buffer KvCache { float16_t kvCache[]; };
+layout(std430, binding = 1) readonly buffer KvCacheWords { uint kvWords[]; };
+layout(std430, binding = 2) readonly buffer Tokens { TokenInfo tokenInfo[]; };
+layout(std430, binding = 3) readonly buffer BlockTables { uint blockTables[]; };
+layout(std430, binding = 4) writeonly buffer Output { float outValues[]; };
+
+void main() {
+    const uint kvHead = gl_WorkGroupID.x;
+    const uint token = gl_WorkGroupID.y;
+    const uint lane = gl_LocalInvocationID.x;
+    const uint dim0 = lane * DIMS_PER_LANE;
+    const TokenInfo info = tokenInfo[token];
+    const uint last = info.position;
+
+    uint qBase[GROUP];
+    float acc[GROUP][DIMS_PER_LANE];
+    float runningMax[GROUP];
+    float runningSum[GROUP];
+    for (uint g = 0; g < GROUP; ++g) {
+        qBase[g] = token * p.qStride + (kvHead * GROUP + g) * p.headDim;
+        for (uint d = 0; d < DIMS_PER_LANE; ++d) acc[g][d] = 0.0;
+        runningMax[g] = -1.0e30;
+        runningSum[g] = 0.0;
+    }
+
+    for (uint first = 0; first <= last; first += WG) {
+        const bool valid = first + lane <= last;
+        const uint position = min(first + lane, last);
+        const uint block = blockTables[info.sequence * p.maxBlocks + position / p.blockSize];
+        const uint kBase = kvIndex(block, 0, kvHead, position % p.blockSize, 0, p.kvHeads,
+                                   p.blockSize, p.headDim);
+        float score[GROUP];
+        for (uint g = 0; g < GROUP; ++g) score[g] = 0.0;
+        for (uint d = 0; d < p.headDim; d += 2) {
+            const vec2 k = unpackHalf2x16(kvWords[(kBase + d) >> 1]);
+            for (uint g = 0; g < GROUP; ++g) {
+                score[g] += queries[qBase[g] + d] * k.x + queries[qBase[g] + d + 1] * k.y;
+            }
+        }
+        float weight[GROUP];
+        for (uint g = 0; g < GROUP; ++g) {
+            const float s = valid ? score[g] * p.scale : -3.0e38;
+            const float newMax = max(runningMax[g], subgroupMax(s));
+            const float correction = exp(runningMax[g] - newMax);
+            weight[g] = valid ? exp(s - newMax) : 0.0;
+            runningSum[g] = runningSum[g] * correction + subgroupAdd(weight[g]);
+            runningMax[g] = newMax;
+            for (uint d = 0; d < DIMS_PER_LANE; ++d) acc[g][d] *= correction;
+        }
+        const uint count = min(WG, last + 1 - first);
+        for (uint j = 0; j < count; ++j) {
+            const uint positionJ = first + j;
+            const uint blockJ = subgroupShuffle(block, j);
+            const uint vBase = kvIndex(blockJ, 1, kvHead, positionJ % p.blockSize, dim0,
+                                       p.kvHeads, p.blockSize, p.headDim);
+            float v[DIMS_PER_LANE];
+            if (DIMS_PER_LANE % 2 == 0) {
+                for (uint d = 0; d < DIMS_PER_LANE; d += 2) {
+                    const vec2 pair = unpackHalf2x16(kvWords[(vBase + d) >> 1]);
+                    v[d] = pair.x;
+                    v[d + 1] = pair.y;
+                }
+            } else {
+                for (uint d = 0; d < DIMS_PER_LANE; ++d) v[d] = float(kvCache[vBase + d]);
+            }
+            for (uint g = 0; g < GROUP; ++g) {
+                const float w = subgroupShuffle(weight[g], j);
+                for (uint d = 0; d < DIMS_PER_LANE; ++d) acc[g][d] += w * v[d];
+            }
+        }
+    }
+
+    for (uint g = 0; g < GROUP; ++g) {
+        const uint base = token * p.outStride + (kvHead * GROUP + g) * p.headDim + dim0;
+        const float inverse = 1.0 / runningSum[g];
+        for (uint d = 0; d < DIMS_PER_LANE; ++d) outValues[base + d] = acc[g][d] * inverse;
+    }
+}

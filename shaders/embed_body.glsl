@@ -1,0 +1,21 @@
+// h[t] = table[token[t]]: the embedding row of each token, widened to f32. One workgroup
+// per token; lanes stride the row four elements at a time.
+layout(push_constant) uniform Params {
+    uint cols;      // elements per row
+    uint rowStride; // table row stride (multiple of 4)
+    uint outStride; // h row stride (multiple of 4)
+    uint tokens;
+    uint vocab;
+} p;
+
+layout(std430, binding = 1) readonly buffer TokenIds { uint tokenIds[]; };
+layout(std430, binding = 2) writeonly buffer Hidden { vec4 hidden4[]; };
+
+void main() {
+    const uint token = gl_WorkGroupID.x;
+    const uint id = min(tokenIds[token], p.vocab - 1);
+    const uint vecs = p.rowStride >> 2;
+    for (uint i = gl_LocalInvocationID.x; i < vecs; i += WG) {
+        hidden4[token * (p.outStride >> 2) + i] = dequantize4(id * p.rowStride + i * 4);
+    }
+}

@@ -1,0 +1,26 @@
+// Fused FFN input: RMSNorm (prologue) -> gate and up rows (one matrix: gate rows, then up
+// rows) -> SwiGLU: out[t][i] = silu(gate_i) * up_i. Each lane computes both rows of i.
+layout(std430, binding = 2) writeonly buffer Activations { float activations[]; };
+
+uint ffnSize() { return p.rows / 2; }
+uint weightRow(uint slot) {
+    const uint i = min(slot / 2, ffnSize() - 1);
+    return (slot & 1) == 0 ? i : i + ffnSize();
+}
+uint inputRow(uint token) { return token; }
+
+void main() {
+    matvecCore();
+    if (!laneWrites()) return;
+    for (uint s = 0; s < SLOTS; s += 2) {
+        const uint i = slotOf(s) / 2;
+        if (i >= ffnSize()) continue;
+        for (uint c = 0; c < TOKENS; ++c) {
+            const uint token = gl_WorkGroupID.y * TOKENS + c;
+            if (token >= p.tokens) continue;
+            const float gate = dots[s][c] * normScale[c];
+            const float up = dots[s + 1][c] * normScale[c];
+            activations[token * p.outStride + i] = gate / (1.0 + exp(-gate)) * up;
+        }
+    }
+}

@@ -1,0 +1,117 @@
+// The inner product loop shared by every matrix-vector / matrix-matrix kernel. The includer
+// has already included common.glsl, a dequant_<format>.glsl and matvec_params.glsl, and
+// defines `uint weightRow(uint slot)`: the weight row of this workgroup's slot (clamped to
+// a valid row). A workgroup computes ROWS_PER_WG rows for TOKENS tokens.
+//
+// Two layouts, picked by specialization from the device's properties:
+//  SPLIT_COLUMNS: the lanes stride along each row and sum with a workgroup reduction at the
+//    end (GPUs: coalesced loads across lanes);
+//  otherwise each lane owns SLOTS rows and streams them alone, with no reduction at all
+//    (lavapipe: a lane is a SIMD element, long sequential loops per lane are cheap and
+//    reductions are not).
+// The optional RMSNorm prologue is folded in: x is multiplied by the norm weight on the fly
+// and the sum of squares accumulates in the same loop; the scale applies at the end.
+layout(constant_id = 2) const uint SLOTS = 2;  // rows per lane (row layout) or per workgroup
+layout(constant_id = 3) const uint TOKENS = 1; // input rows per workgroup
+layout(constant_id = 4) const bool NORM = false;
+layout(constant_id = 5) const bool SPLIT_COLUMNS = false;
+// Row layout only, one subgroup per workgroup: each lane loads a different slice of x and
+// the lanes pass the slices around with subgroupShuffle, instead of every lane loading the
+// same x (on lavapipe every per-lane load is a gather, shuffles are register permutes).
+// Needs rows padded to a multiple of 4 * WG columns.
+layout(constant_id = 12) const bool BROADCAST_X = false;
+
+layout(std430, binding = 1) readonly buffer Input { vec4 x4[]; };
+layout(std430, binding = 3) readonly buffer NormWeight { vec4 normWeight4[]; };
+
+const uint ROWS_PER_WG = SPLIT_COLUMNS ? SLOTS : SLOTS * WG;
+
+uint weightRow(uint slot);
+uint inputRow(uint token);
+
+float dots[SLOTS][TOKENS];
+float normScale[TOKENS];
+
+// Slot index (within the whole dispatch) of this lane's s-th row.
+uint slotOf(uint s) {
+    return gl_WorkGroupID.x * ROWS_PER_WG + (SPLIT_COLUMNS ? s : gl_LocalInvocationID.x * SLOTS + s);
+}
+uint tokenOf(uint c) { return min(gl_WorkGroupID.y * TOKENS + c, p.tokens - 1); }
+// Whether this lane writes the results of its slots (one writer per row).
+bool laneWrites() { return !SPLIT_COLUMNS || gl_LocalInvocationID.x == 0; }
+
+void matvecCore() {
+    uint wBase[SLOTS];
+    for (uint s = 0; s < SLOTS; ++s) wBase[s] = weightRow(slotOf(s)) * p.wStride;
+    uint xBase[TOKENS];
+    float sumSquares[TOKENS];
+    for (uint c = 0; c < TOKENS; ++c) {
+        xBase[c] = inputRow(tokenOf(c)) * (p.xStride >> 2);
+        sumSquares[c] = 0.0;
+        for (uint s = 0; s < SLOTS; ++s) dots[s][c] = 0.0;
+    }
+    const uint vecs = p.wStride >> 2;
+    if (BROADCAST_X && !SPLIT_COLUMNS) {
+        const uint lane = gl_LocalInvocationID.x;
+        for (uint i0 = 0; i0 < vecs; i0 += WG) {
+            vec4 xs[TOKENS];
+            const vec4 nw = NORM ? normWeight4[i0 + lane] : vec4(1.0);
+            for (uint c = 0; c < TOKENS; ++c) {
+                xs[c] = x4[xBase[c] + i0 + lane];
+                if (NORM) {
+                    sumSquares[c] += dot(xs[c], xs[c]);
+                    xs[c] *= nw;
+                }
+            }
+#ifdef WEIGHT_BLOCK
+            // A chunk of WG x 4 columns lies inside one block when WG * 4 divides the block
+            // size: one scale load per row and chunk.
+            const bool oneBlock = WEIGHT_BLOCK % (WG * 4) == 0;
+            float blockScale[SLOTS];
+            for (uint s = 0; s < SLOTS; ++s) blockScale[s] = weightScale(wBase[s] + i0 * 4);
+#endif
+            for (uint j = 0; j < WG; ++j) {
+                vec4 w[SLOTS];
+                for (uint s = 0; s < SLOTS; ++s) {
+#ifdef WEIGHT_BLOCK
+                    const uint e = wBase[s] + (i0 + j) * 4;
+                    w[s] = oneBlock ? weightQuants(e) * blockScale[s] : dequantize4(e);
+#else
+                    w[s] = dequantize4(wBase[s] + (i0 + j) * 4);
+#endif
+                }
+                for (uint c = 0; c < TOKENS; ++c) {
+                    const vec4 x = subgroupShuffle(xs[c], j);
+                    for (uint s = 0; s < SLOTS; ++s) dots[s][c] += dot(w[s], x);
+                }
+            }
+        }
+        for (uint c = 0; c < TOKENS; ++c) {
+            if (NORM) sumSquares[c] = subgroupAdd(sumSquares[c]);
+            normScale[c] = NORM ? inversesqrt(sumSquares[c] / float(p.cols) + p.eps) : 1.0;
+        }
+        return;
+    }
+    const uint start = SPLIT_COLUMNS ? gl_LocalInvocationID.x : 0;
+    const uint step = SPLIT_COLUMNS ? WG : 1;
+    for (uint i = start; i < vecs; i += step) {
+        vec4 w[SLOTS];
+        for (uint s = 0; s < SLOTS; ++s) w[s] = dequantize4(wBase[s] + i * 4);
+        vec4 nw = NORM ? normWeight4[i] : vec4(1.0);
+        for (uint c = 0; c < TOKENS; ++c) {
+            vec4 x = x4[xBase[c] + i];
+            if (NORM) {
+                sumSquares[c] += dot(x, x);
+                x *= nw;
+            }
+            for (uint s = 0; s < SLOTS; ++s) dots[s][c] += dot(w[s], x);
+        }
+    }
+    for (uint c = 0; c < TOKENS; ++c) {
+        if (SPLIT_COLUMNS) {
+            for (uint s = 0; s < SLOTS; ++s) dots[s][c] = workgroupSum(dots[s][c]);
+            if (NORM) sumSquares[c] = workgroupSum(sumSquares[c]);
+        }
+        normScale[c] = NORM ? inversesqrt(sumSquares[c] / float(p.cols) + p.eps) : 1.0;
+    }
+}

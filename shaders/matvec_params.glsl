@@ -1,0 +1,19 @@
+// Push constants shared by the matrix-vector kernels (matvec, qkv_rope, ffn_gateup).
+layout(push_constant) uniform Params {
+    uint rows;      // output rows (pairs count twice)
+    uint cols;      // logical input length (the RMS mean divides by this)
+    uint wStride;   // elements per weight row, a multiple of 4 (rows are zero-padded)
+    uint xStride;   // elements per input row, a multiple of 4 (zero-padded)
+    uint outStride; // elements per output row
+    uint tokens;    // input rows in this dispatch
+    float eps;      // RMSNorm epsilon
+    uint probeBase; // residual probe: offset of this layer's slots
+    uint heads;     // qkv_rope: query heads
+    uint kvHeads;
+    uint headDim;
+    uint blockSize; // KV cache block, tokens
+    uint maxBlocks; // block-table entries per sequence
+    uint formatWords; // block formats: first word of the scales (see dequant_q8_0.glsl)
+    uint pad1;
+    uint pad2;
+} p;

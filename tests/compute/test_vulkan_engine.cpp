@@ -1,0 +1,398 @@
+// The whole GPU forward pass on synthetic models (real GGUF / safetensors files written by
+// models/SyntheticModel) against the CPU reference transformer, plus the engine's
+// promises: cached == uncached greedy tokens, a batch equals single runs, the paged KV
+// cache's bookkeeping, the probes, and a silent validation layer.
+//
+// Tolerance for logits: the GPU keeps K and V in f16 (relative rounding 2^-11), the rest in
+// f32, so |gpu - cpu| <= 2e-3 * (1 + max|cpu logit| of the row), and the top-1 token must
+// be the same at every position.
+#include "compute/Engine.hpp"
+#include "models/LoadedModel.hpp"
+#include "models/ReferenceTransformer.hpp"
+#include "models/SyntheticModel.hpp"
+#include "models/TensorType.hpp"
+
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <cmath>
+#include <memory>
+
+using namespace inferscope;
+using namespace inferscope::compute;
+
+namespace {
+
+std::int32_t argmaxOf(std::span<const float> row) {
+    return std::int32_t(std::max_element(row.begin(), row.end()) - row.begin());
+}
+
+std::vector<std::int32_t> promptTokens(std::uint32_t count, std::uint32_t vocab,
+                                       std::uint32_t seed) {
+    std::vector<std::int32_t> tokens;
+    for (std::uint32_t i = 0; i < count; ++i) {
+        tokens.push_back(std::int32_t((i * 7919u + seed * 104729u + 13u) % vocab));
+    }
+    return tokens;
+}
+
+// Compares rows of logits; returns the largest error relative to the allowed one.
+double compareLogits(std::span<const float> gpu, std::span<const float> cpu, std::uint32_t vocab,
+                     const char* what) {
+    double worst = 0;
+    for (std::size_t row = 0; row * vocab < cpu.size(); ++row) {
+        auto g = gpu.subspan(row * vocab, vocab);
+        auto c = cpu.subspan(row * vocab, vocab);
+        float scale = 0;
+        for (float v : c) scale = std::max(scale, std::abs(v));
+        const double allowed = 2e-3 * (1.0 + scale);
+        for (std::uint32_t i = 0; i < vocab; ++i) {
+            const double error = std::abs(double(g[i]) - double(c[i]));
+            worst = std::max(worst, error / allowed);
+            if (error > allowed) {
+                qWarning("%s: row %zu logit %u gpu %g cpu %g (allowed %g)", what, row, i, g[i],
+                         c[i], allowed);
+                return worst;
+            }
+        }
+        if (argmaxOf(g) != argmaxOf(c)) {
+            qWarning("%s: row %zu top-1 differs: gpu %d cpu %d", what, row, argmaxOf(g),
+                     argmaxOf(c));
+            return 1e9;
+        }
+    }
+    return worst;
+}
+
+} // namespace
+
+class VulkanEngineTest : public QObject {
+    Q_OBJECT
+
+    QTemporaryDir dir_;
+    std::unique_ptr<models::LoadedModel> llama_;
+    std::unique_ptr<models::ReferenceTransformer> llamaReference_;
+    std::uint32_t validationErrors_ = 0;
+
+    void checkValidation(const Engine& engine) {
+        const auto& log = engine.context().validationLog();
+        for (const auto& m : log.messages()) qWarning("%s", m.c_str());
+        validationErrors_ += log.errors();
+        QCOMPARE(log.errors(), 0u);
+    }
+
+    // Prefill + greedy decode on both; logits compared at every position.
+    void compareWithReference(Engine& engine, const models::ReferenceTransformer& reference,
+                              const std::vector<std::int32_t>& prompt, std::uint32_t decode) {
+        const auto vocab = reference.config().vocabSize;
+        auto cache = reference.newCache();
+        const auto cpuPrompt = reference.forward(prompt, cache, true);
+        auto step = engine.step({{1, prompt}}, true);
+        QCOMPARE(step.sequences.size(), std::size_t(1));
+        QCOMPARE(step.sequences[0].logits.size(), cpuPrompt.size());
+        QVERIFY(compareLogits(step.sequences[0].logits, cpuPrompt, vocab, "prefill") <= 1.0);
+        for (std::size_t row = 0; row < prompt.size(); ++row) {
+            QCOMPARE(step.sequences[0].argmax[row],
+                     argmaxOf(std::span<const float>(cpuPrompt).subspan(row * vocab, vocab)));
+        }
+        std::int32_t next = step.sequences[0].argmax.back();
+        for (std::uint32_t i = 0; i < decode; ++i) {
+            const std::vector<std::int32_t> one = {next};
+            const auto cpu = reference.forward(one, cache);
+            auto gpu = engine.step({{1, one}});
+            QVERIFY(compareLogits(gpu.sequences[0].logits, cpu, vocab, "decode") <= 1.0);
+            QCOMPARE(gpu.sequences[0].argmax[0], argmaxOf(cpu));
+            next = gpu.sequences[0].argmax[0];
+        }
+        QCOMPARE(engine.sequenceLength(1), std::uint32_t(prompt.size() + decode));
+        engine.release(1);
+    }
+
+    static models::SyntheticModelSpec llamaSpec() {
+        models::SyntheticModelSpec spec;
+        spec.architecture = "llama";
+        spec.layers = 2;
+        spec.hiddenSize = 64;
+        spec.heads = 4;
+        spec.kvHeads = 2;
+        spec.headDim = 16;
+        spec.ffnSize = 96;
+        spec.vocabSize = 300;
+        spec.outlierDims = {3, 41};
+        spec.seed = 7;
+        return spec;
+    }
+
+private slots:
+    void initTestCase() {
+        QVERIFY(dir_.isValid());
+        const auto path = std::filesystem::path(dir_.path().toStdString()) / "llama.gguf";
+        models::writeSyntheticGguf(llamaSpec(), path);
+        llama_ = std::make_unique<models::LoadedModel>(models::loadModel(path));
+        llamaReference_ = std::make_unique<models::ReferenceTransformer>(
+            llama_->config, models::dequantizeAll(llama_->weights), 2);
+    }
+
+    void forwardMatchesReferenceF32() {
+        EngineOptions options;
+        options.weightFormat = WeightFormat::F32;
+        Engine engine(*llama_, options);
+        // 37 positions: three KV blocks of 16, the last one partly filled.
+        compareWithReference(engine, *llamaReference_, promptTokens(37, 300, 1), 12);
+        checkValidation(engine);
+    }
+
+    void forwardMatchesReferenceF16() {
+        // The reference gets the same f16-rounded matrices the GPU holds.
+        auto weights = models::dequantizeAll(llama_->weights);
+        for (auto& [name, values] : weights) {
+            if (name.find("norm") != std::string::npos || name.find("bias") != std::string::npos)
+                continue;
+            for (auto& v : values) v = models::halfToFloat(models::floatToHalf(v));
+        }
+        models::ReferenceTransformer reference(llama_->config, weights, 2);
+        EngineOptions options;
+        options.weightFormat = WeightFormat::F16;
+        options.blockSize = 8;
+        Engine engine(llama_->config, weights, options);
+        compareWithReference(engine, reference, promptTokens(21, 300, 2), 8);
+        checkValidation(engine);
+    }
+
+    void forwardMatchesReferenceQ8_0() {
+        // Untied head: the engine keeps the embedding table in f16 and the matrices (head
+        // included) in Q8_0; the reference gets exactly those values.
+        auto spec = llamaSpec();
+        spec.tiedEmbeddings = false;
+        spec.seed = 11;
+        const auto path = std::filesystem::path(dir_.path().toStdString()) / "untied.gguf";
+        models::writeSyntheticGguf(spec, path);
+        const auto model = models::loadModel(path);
+        auto weights = models::dequantizeAll(model.weights);
+        for (auto& [name, values] : weights) {
+            if (name.find("norm") != std::string::npos || name.find("bias") != std::string::npos)
+                continue;
+            const auto format =
+                name == "token_embd.weight" ? WeightFormat::F16 : WeightFormat::Q8_0;
+            const auto cols = std::uint32_t(model.weights.at(name).cols());
+            values = roundTripWeights(values, cols, format);
+        }
+        models::ReferenceTransformer reference(model.config, weights, 2);
+        EngineOptions options;
+        options.weightFormat = WeightFormat::Q8_0;
+        Engine engine(model.config, weights, options);
+        compareWithReference(engine, reference, promptTokens(23, 300, 5), 8);
+        checkValidation(engine);
+    }
+
+    void qwen2SafetensorsSplitHalfWithBias() {
+        auto spec = llamaSpec();
+        spec.architecture = "qwen2";
+        spec.qkvBias = true;
+        spec.tiedEmbeddings = false;
+        spec.heads = 6;
+        spec.kvHeads = 2;
+        spec.headDim = 8;
+        spec.hiddenSize = 48;
+        spec.ropeTheta = 1000000.0f;
+        const auto folder = std::filesystem::path(dir_.path().toStdString()) / "qwen2";
+        models::writeSyntheticSafetensors(spec, folder);
+        const auto model = models::loadModel(folder);
+        QCOMPARE(int(model.config.ropePairing), int(models::RopePairing::SplitHalf));
+        QVERIFY(model.config.qkvBias);
+        models::ReferenceTransformer reference(model.config, models::dequantizeAll(model.weights),
+                                               2);
+        EngineOptions options;
+        options.weightFormat = WeightFormat::F32;
+        Engine engine(model, options);
+        compareWithReference(engine, reference, promptTokens(19, spec.vocabSize, 3), 6);
+        checkValidation(engine);
+    }
+
+    void cachedAndUncachedGiveIdenticalTokens() {
+        EngineOptions options;
+        Engine cached(*llama_, options);
+        options.cached = false;
+        Engine uncached(*llama_, options);
+        const auto prompt = promptTokens(9, 300, 4);
+        auto a = cached.step({{5, prompt}});
+        auto b = uncached.step({{5, prompt}});
+        std::vector<std::int32_t> tokensA = {a.sequences[0].argmax[0]};
+        std::vector<std::int32_t> tokensB = {b.sequences[0].argmax[0]};
+        std::uint32_t uncachedRows = 0;
+        for (int i = 0; i < 16; ++i) {
+            a = cached.step({{5, {tokensA.back()}}});
+            b = uncached.step({{5, {tokensB.back()}}});
+            QCOMPARE(a.probes.decodeTokens, 1u);
+            uncachedRows += b.probes.prefillTokens;
+            tokensA.push_back(a.sequences[0].argmax[0]);
+            tokensB.push_back(b.sequences[0].argmax[0]);
+        }
+        QCOMPARE(tokensA, tokensB);
+        // Uncached really recomputed: step i ran all 9 + i + 1 positions.
+        QCOMPARE(uncachedRows, 16u * 10u + 15u * 16u / 2u);
+        QCOMPARE(uncached.kvCache().usedBlocks(), 0u); // nothing kept between steps
+        checkValidation(cached);
+        checkValidation(uncached);
+    }
+
+    void batchOfFourEqualsSingleRuns() {
+        EngineOptions options;
+        options.maxTokensPerStep = 32; // the 4-prompt prefill runs as several submissions
+        Engine batched(*llama_, options);
+        Engine single(*llama_, options);
+        const std::vector<std::uint32_t> lengths = {1, 5, 17, 33};
+        std::vector<SequenceInput> prefill;
+        for (std::uint32_t s = 0; s < 4; ++s) {
+            prefill.push_back({100 + s, promptTokens(lengths[s], 300, 10 + s)});
+        }
+        auto batch = batched.step(prefill);
+        QVERIFY(batch.probes.submissions >= 2);
+        std::vector<std::vector<float>> expected;
+        for (std::uint32_t s = 0; s < 4; ++s) {
+            auto one = single.step({prefill[s]});
+            QCOMPARE(batch.sequences[s].sequence, SequenceId(100 + s));
+            QCOMPARE(batch.sequences[s].argmax, one.sequences[0].argmax);
+            QVERIFY(compareLogits(batch.sequences[s].logits, one.sequences[0].logits, 300,
+                                  "batch prefill") <= 0.01);
+        }
+        // Decode all four together for 6 steps; each against its own single run.
+        std::vector<std::int32_t> next;
+        for (auto& s : batch.sequences) next.push_back(s.argmax[0]);
+        for (int step = 0; step < 6; ++step) {
+            std::vector<SequenceInput> decode;
+            for (std::uint32_t s = 0; s < 4; ++s) decode.push_back({100 + s, {next[s]}});
+            auto together = batched.step(decode);
+            QCOMPARE(together.probes.decodeTokens, 4u);
+            for (std::uint32_t s = 0; s < 4; ++s) {
+                auto alone = single.step({decode[s]});
+                QCOMPARE(together.sequences[s].argmax, alone.sequences[0].argmax);
+                QVERIFY(compareLogits(together.sequences[s].logits, alone.sequences[0].logits, 300,
+                                      "batch decode") <= 0.01);
+                next[s] = alone.sequences[0].argmax[0];
+            }
+        }
+        checkValidation(batched);
+        checkValidation(single);
+    }
+
+    void kvCacheBookkeeping() {
+        KvCache cache(30, 3, 64, 16, 8, 4, 4);
+        QCOMPARE(cache.bytesPerToken(), std::uint64_t(2 * 30 * 3 * 64 * 2)); // 23,040
+        cache.reserve(1, 17);
+        QCOMPARE(cache.usedBlocks(), 2u);
+        QCOMPARE(cache.bytesAllocatedPerLayer(), 2 * 16 * cache.bytesPerTokenPerLayer());
+        QCOMPARE(cache.bytesUsedPerLayer(), 17 * cache.bytesPerTokenPerLayer());
+        // Prefix sharing: the full block is shared, the partial one is not.
+        QCOMPARE(cache.forkPrefix(1, 2), 16u);
+        QCOMPARE(cache.referenceCount(cache.blockTable(1)[0]), 2u);
+        cache.reserve(2, 20);
+        QCOMPARE(cache.usedBlocks(), 3u);
+        QCOMPARE(cache.blockTable(2)[0], cache.blockTable(1)[0]);
+        QVERIFY(cache.blockTable(2)[1] != cache.blockTable(1)[1]);
+        cache.release(1);
+        QCOMPARE(cache.usedBlocks(), 2u); // the shared block lives on in sequence 2
+        QCOMPARE(cache.referenceCount(cache.blockTable(2)[0]), 1u);
+        // Too long for a block table (4 blocks of 16), then a full cache.
+        QVERIFY_THROWS_EXCEPTION(ComputeError, cache.reserve(3, 65));
+        cache.reserve(4, 64);
+        QCOMPARE(cache.freeBlocks(), 2u);
+        QVERIFY_THROWS_EXCEPTION(ComputeError, cache.reserve(5, 48));
+        cache.clear();
+        QCOMPARE(cache.freeBlocks(), 8u);
+    }
+
+    void probesMatchTheReference() {
+        EngineOptions options;
+        options.weightFormat = WeightFormat::F32;
+        options.probes.kernelTimings = true;
+        options.probes.residualMax = true;
+        Engine engine(*llama_, options);
+        const auto prompt = promptTokens(11, 300, 20);
+        std::vector<std::vector<float>> expected(llama_->config.layers,
+                                                 std::vector<float>(llama_->config.hiddenSize));
+        models::ReferenceTransformer reference(llama_->config,
+                                               models::dequantizeAll(llama_->weights), 2);
+        reference.setResidualObserver(
+            [&](std::uint32_t layer, std::uint32_t, std::span<const float> h) {
+                for (std::size_t i = 0; i < h.size(); ++i)
+                    expected[layer][i] = std::max(expected[layer][i], std::abs(h[i]));
+            });
+        auto cache = reference.newCache();
+        reference.forward(prompt, cache);
+        const auto result = engine.step({{1, prompt}});
+        const auto& probes = result.probes;
+        QCOMPARE(probes.residualMax.size(), expected.size());
+        for (std::size_t l = 0; l < expected.size(); ++l) {
+            for (std::size_t i = 0; i < expected[l].size(); ++i) {
+                QVERIFY2(std::abs(probes.residualMax[l][i] - expected[l][i]) <=
+                             2e-3f * (1 + expected[l][i]),
+                         qPrintable(QString("layer %1 dim %2: %3 vs %4")
+                                        .arg(l)
+                                        .arg(i)
+                                        .arg(probes.residualMax[l][i])
+                                        .arg(expected[l][i])));
+            }
+        }
+        // The planted outlier dimensions stand out in every layer.
+        for (const auto& layer : probes.residualMax) {
+            const float outlier = std::min(layer[3], layer[41]);
+            float others = 0;
+            for (std::size_t i = 0; i < layer.size(); ++i)
+                if (i != 3 && i != 41) others = std::max(others, layer[i]);
+            QVERIFY(outlier > others);
+        }
+        QCOMPARE(probes.prefillTokens, 11u);
+        QCOMPARE(probes.dispatches, engine.dispatchesPerDecodeToken());
+        if (engine.context().info().timestamps) {
+            std::uint32_t timed = 0;
+            for (const auto& k : probes.kernels) timed += k.dispatches;
+            QCOMPARE(timed, probes.dispatches);
+            QCOMPARE(probes.kernels.size(), std::size_t(8));
+        }
+        QCOMPARE(probes.kvBytesAllocatedPerLayer, engine.kvCache().bytesPerBlockPerLayer());
+        QCOMPARE(probes.kvBytesUsedPerLayer, 11 * engine.kvCache().bytesPerTokenPerLayer());
+        QCOMPARE(engine.kvCache().bytesPerToken(), llama_->config.kvBytesPerToken(2));
+        const auto memory = engine.memory();
+        QVERIFY(memory.weightBytes > 0);
+        QVERIFY(memory.peakDeviceBytes >= memory.deviceBytes);
+        QVERIFY(memory.peakWithoutWeights() >= memory.kvReservedBytes + memory.activationBytes);
+        checkValidation(engine);
+    }
+
+    void failedStepLeavesSequencesUntouched() {
+        EngineOptions options;
+        options.kvCapacityTokens = 32; // two blocks of 16
+        Engine engine(*llama_, options);
+        const auto prompt = promptTokens(20, 300, 30);
+        const auto first = engine.step({{1, prompt}});
+        QCOMPARE(engine.kvCache().usedBlocks(), 2u);
+        // Sequence 1 grows within its blocks, sequence 2 finds the cache full: both roll back.
+        QVERIFY_THROWS_EXCEPTION(ComputeError, engine.step({{1, {5}}, {2, {1, 2, 3}}}));
+        QCOMPARE(engine.sequenceLength(1), 20u);
+        QCOMPARE(engine.kvCache().length(1), 20u);
+        QVERIFY(!engine.kvCache().contains(2));
+        QCOMPARE(engine.kvCache().usedBlocks(), 2u);
+        // And it continues exactly as a fresh run would.
+        const auto next = engine.step({{1, {first.sequences[0].argmax[0]}}});
+        Engine fresh(*llama_, options);
+        auto expected = prompt;
+        expected.push_back(first.sequences[0].argmax[0]);
+        const auto reference = fresh.step({{1, expected}});
+        QCOMPARE(next.sequences[0].argmax, reference.sequences[0].argmax);
+        checkValidation(engine);
+    }
+
+    void rejectsBadInput() {
+        Engine engine(*llama_);
+        QVERIFY_THROWS_EXCEPTION(ComputeError, engine.step({{1, {300}}}));
+        QVERIFY_THROWS_EXCEPTION(ComputeError, engine.step({{1, {}}}));
+        QVERIFY_THROWS_EXCEPTION(ComputeError, engine.step({{1, {1}}, {1, {2}}}));
+        checkValidation(engine);
+    }
+
+    void cleanupTestCase() { QCOMPARE(validationErrors_, 0u); }
+};
+
+QTEST_APPLESS_MAIN(VulkanEngineTest)
+#include "test_vulkan_engine.moc"

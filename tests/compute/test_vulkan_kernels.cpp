@@ -1,0 +1,665 @@
+// Each GPU kernel against a plain CPU loop on synthetic shapes, odd sizes included (1, 7,
+// 33, 577 columns). Runs on whatever device is chosen (lavapipe in CI) with the validation
+// layer on (INFERSCOPE_VALIDATION=1 from CTest); the last check is that it reported nothing.
+//
+// Tolerances: a dot product of n terms may differ from the CPU's by summation order only,
+// so |gpu - cpu| <= 1e-5 * sum|w_i x_i| + 1e-6 (f16 weights: the CPU uses the same
+// f16-rounded weights). Values written to the f16 KV cache additionally carry one f16
+// rounding: 1e-3 relative. Attention (online softmax in f32): 1e-4 absolute on outputs
+// of magnitude <= 1.
+#include "compute/Kernels.hpp"
+#include "models/TensorType.hpp"
+
+#include <QtTest>
+
+#include <cmath>
+#include <memory>
+#include <random>
+
+using namespace inferscope;
+using namespace inferscope::compute;
+
+namespace {
+
+std::vector<float> randomValues(std::size_t n, std::uint32_t seed, float scale = 1.0f) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> dist(-scale, scale);
+    std::vector<float> values(n);
+    for (auto& v : values) v = dist(rng);
+    return values;
+}
+
+float roundHalf(float v) {
+    return models::halfToFloat(models::floatToHalf(v));
+}
+
+// [rows][cols] -> [rows][stride] with zero padding.
+std::vector<float> padRows(const std::vector<float>& values, std::uint32_t rows, std::uint32_t cols,
+                           std::uint32_t stride) {
+    std::vector<float> padded(std::size_t(rows) * stride, 0.0f);
+    for (std::uint32_t r = 0; r < rows; ++r) {
+        std::copy_n(values.begin() + std::ptrdiff_t(r) * cols, cols,
+                    padded.begin() + std::ptrdiff_t(r) * stride);
+    }
+    return padded;
+}
+
+struct RopeTable {
+    std::vector<float> invFrequency;
+};
+
+RopeTable ropeTable(std::uint32_t headDim, float theta) {
+    RopeTable table;
+    for (std::uint32_t j = 0; j < headDim / 2; ++j) {
+        table.invFrequency.push_back(std::pow(theta, -2.0f * float(j) / float(headDim)));
+    }
+    return table;
+}
+
+} // namespace
+
+class VulkanKernelsTest : public QObject {
+    Q_OBJECT
+
+    std::unique_ptr<VulkanContext> context_;
+    std::vector<std::unique_ptr<Kernels>> variants_;
+    Kernels* kernels_ = nullptr; // the variant under test
+    // The device's own variant runs every shape; the forced ones a representative few.
+    std::vector<std::uint32_t> columnSizes() const {
+        if (kernels_ == variants_.front().get()) return {1, 7, 33, 577};
+        return {7, 577};
+    }
+    std::unique_ptr<CommandRecorder> recorder_;
+
+    Buffer deviceVector(const std::vector<float>& values, const char* label) {
+        Buffer buffer(*context_, std::max<std::size_t>(16, values.size() * 4),
+                      BufferKind::DeviceLocal, label);
+        buffer.fillZero();
+        buffer.upload(std::span<const float>(values));
+        return buffer;
+    }
+    template <typename T> Buffer deviceArray(const std::vector<T>& values, const char* label) {
+        Buffer buffer(*context_, std::max<std::size_t>(16, values.size() * sizeof(T)),
+                      BufferKind::Upload, label);
+        buffer.upload(std::span<const T>(values));
+        return buffer;
+    }
+
+    struct MatvecCase {
+        std::uint32_t rows, cols, tokens;
+        WeightFormat format;
+        bool norm, bias, residual, gather, probe;
+    };
+
+    void runMatvec(const MatvecCase& c, std::uint32_t seed) {
+        const std::uint32_t stride = paddedColumns(c.cols);
+        auto weights = randomValues(std::size_t(c.rows) * c.cols, seed);
+        const auto cpuWeights = roundTripWeights(weights, c.cols, c.format);
+        const std::uint32_t inputRows = c.gather ? c.tokens + 3 : c.tokens;
+        auto input = randomValues(std::size_t(inputRows) * c.cols, seed + 1, 2.0f);
+        auto normWeight = randomValues(c.cols, seed + 2);
+        auto bias = randomValues(c.rows, seed + 3);
+        auto previous = randomValues(std::size_t(c.tokens) * c.rows, seed + 4);
+        std::vector<std::uint32_t> gather;
+        for (std::uint32_t t = 0; t < c.tokens; ++t) gather.push_back((t * 5 + 2) % inputRows);
+
+        auto matrix = uploadMatrix(*context_, weights, c.rows, c.cols, c.format, "W");
+        auto inputBuffer = deviceVector(padRows(input, inputRows, c.cols, stride), "x");
+        auto normBuffer = uploadVector(*context_, normWeight, "norm");
+        auto biasBuffer = uploadVector(*context_, bias, "bias");
+        auto outBuffer = deviceVector(previous, "out");
+        auto gatherBuffer = deviceArray(gather, "gather");
+        const std::uint32_t probeBase = 5;
+        auto probeBuffer = deviceVector(std::vector<float>(probeBase + c.rows, 0.0f), "probe");
+
+        MatvecArgs args;
+        args.weights = &matrix;
+        args.input = &inputBuffer;
+        args.inputStride = stride;
+        args.output = &outBuffer;
+        args.outputStride = c.rows;
+        args.tokens = c.tokens;
+        args.normWeight = c.norm ? &normBuffer : nullptr;
+        args.eps = 1e-5f;
+        args.bias = c.bias ? &biasBuffer : nullptr;
+        args.residual = c.residual;
+        args.gather = c.gather ? &gatherBuffer : nullptr;
+        args.probe = c.probe ? &probeBuffer : nullptr;
+        args.probeBase = probeBase;
+        recorder_->begin();
+        kernels_->matvec(*recorder_, args, "matvec");
+        recorder_->submitAndWait();
+        const auto gpu = outBuffer.read<float>(std::size_t(c.tokens) * c.rows);
+        const auto probe = probeBuffer.read<float>(probeBase + c.rows);
+
+        std::vector<float> expectedProbe(c.rows, 0.0f);
+        for (std::uint32_t t = 0; t < c.tokens; ++t) {
+            const float* x = input.data() + std::size_t(c.gather ? gather[t] : t) * c.cols;
+            double scale = 1.0;
+            if (c.norm) {
+                double squares = 0;
+                for (std::uint32_t i = 0; i < c.cols; ++i) squares += double(x[i]) * x[i];
+                scale = 1.0 / std::sqrt(squares / c.cols + 1e-5);
+            }
+            for (std::uint32_t r = 0; r < c.rows; ++r) {
+                double sum = 0, magnitude = 0;
+                for (std::uint32_t i = 0; i < c.cols; ++i) {
+                    const double xi = c.norm ? x[i] * scale * normWeight[i] : x[i];
+                    sum += cpuWeights[std::size_t(r) * c.cols + i] * xi;
+                    magnitude += std::abs(cpuWeights[std::size_t(r) * c.cols + i] * xi);
+                }
+                if (c.bias) sum += bias[r];
+                if (c.residual) sum += previous[std::size_t(t) * c.rows + r];
+                expectedProbe[r] = std::max<float>(expectedProbe[r], float(std::abs(sum)));
+                const float got = gpu[std::size_t(t) * c.rows + r];
+                const double tolerance = 1e-5 * (magnitude + std::abs(sum)) + 1e-6;
+                if (std::abs(got - sum) > tolerance) {
+                    QFAIL(qPrintable(
+                        QString("matvec rows=%1 cols=%2 tokens=%3 %4: token %5 row %6 "
+                                "gpu %7 cpu %8")
+                            .arg(c.rows)
+                            .arg(c.cols)
+                            .arg(c.tokens)
+                            .arg(QString::fromStdString(std::string(weightFormatName(c.format))))
+                            .arg(t)
+                            .arg(r)
+                            .arg(got)
+                            .arg(sum)));
+                }
+            }
+        }
+        if (c.probe && c.residual) {
+            for (std::uint32_t r = 0; r < c.rows; ++r) {
+                QVERIFY2(std::abs(probe[probeBase + r] - expectedProbe[r]) <=
+                             1e-4f * (1 + expectedProbe[r]),
+                         qPrintable(QString("probe row %1: %2 vs %3")
+                                        .arg(r)
+                                        .arg(probe[probeBase + r])
+                                        .arg(expectedProbe[r])));
+            }
+            for (std::uint32_t i = 0; i < probeBase; ++i) QCOMPARE(probe[i], 0.0f);
+        }
+    }
+
+private slots:
+    void initTestCase() {
+        context_ = std::make_unique<VulkanContext>();
+        // The device's own variant, plus the GPU-style layouts forced on this device: lanes
+        // splitting rows over two subgroups (cross-subgroup sums), and shared-memory sums.
+        const auto native = KernelTuning::forDevice(context_->info());
+        variants_.push_back(std::make_unique<Kernels>(*context_, native));
+        auto plainRows = native;
+        plainRows.broadcastInput = false;
+        variants_.push_back(std::make_unique<Kernels>(*context_, plainRows));
+        auto split = native;
+        split.splitColumns = true;
+        split.workgroup = 2 * std::max(1u, context_->info().subgroupSize);
+        split.decodeSlots = split.prefillSlots = 3;
+        split.prefillTokens = 5;
+        variants_.push_back(std::make_unique<Kernels>(*context_, split));
+        auto shared = split;
+        shared.subgroupReduce = false;
+        shared.workgroup = 16;
+        shared.attentionWorkgroup = 16;
+        variants_.push_back(std::make_unique<Kernels>(*context_, shared));
+        recorder_ = std::make_unique<CommandRecorder>(*context_);
+        qInfo("device: %s (%s), subgroup %u, validation %s", context_->info().name.c_str(),
+              context_->info().type.c_str(), context_->info().subgroupSize,
+              context_->validationEnabled() ? "on" : "off");
+    }
+
+    void matvecPlain() {
+        for (auto& variant : variants_) {
+            matvecPlainFor(variant.get());
+            if (QTest::currentTestFailed()) return;
+        }
+    }
+    // Takes the variant, so QtTest does not run it as a test function of its own.
+    void matvecPlainFor(Kernels* variant) {
+        kernels_ = variant;
+        std::uint32_t seed = 10;
+        for (auto format : {WeightFormat::F32, WeightFormat::F16, WeightFormat::Q8_0}) {
+            for (std::uint32_t cols : columnSizes()) {
+                for (std::uint32_t rows : {1u, 33u, 130u}) {
+                    for (std::uint32_t tokens : {1u, 3u, 21u}) {
+                        runMatvec({rows, cols, tokens, format, false, false, false, false, false},
+                                  seed++);
+                    }
+                }
+            }
+        }
+    }
+
+    void matvecNormBiasResidualProbe() {
+        for (auto& variant : variants_) {
+            matvecNormBiasResidualProbeFor(variant.get());
+            if (QTest::currentTestFailed()) return;
+        }
+    }
+    // Takes the variant, so QtTest does not run it as a test function of its own.
+    void matvecNormBiasResidualProbeFor(Kernels* variant) {
+        kernels_ = variant;
+        std::uint32_t seed = 100;
+        for (auto format : {WeightFormat::F32, WeightFormat::F16, WeightFormat::Q8_0}) {
+            for (std::uint32_t cols : columnSizes()) {
+                for (std::uint32_t tokens : {1u, 4u, 21u}) {
+                    runMatvec({33, cols, tokens, format, true, true, true, false, true}, seed++);
+                    runMatvec({7, cols, tokens, format, true, false, false, true, false}, seed++);
+                }
+            }
+        }
+    }
+
+    void qkvRopeBothPairings() {
+        for (auto& variant : variants_) {
+            qkvRopeBothPairingsFor(variant.get());
+            if (QTest::currentTestFailed()) return;
+        }
+    }
+    // Takes the variant, so QtTest does not run it as a test function of its own.
+    void qkvRopeBothPairingsFor(Kernels* variant) {
+        kernels_ = variant;
+        const std::uint32_t heads = 4, kvHeads = 2, headDim = 8, blockSize = 4, maxBlocks = 160;
+        const std::uint32_t rows = (heads + 2 * kvHeads) * headDim;
+        const auto rope = ropeTable(headDim, 10000.0f);
+        auto ropeBuffer = uploadVector(*context_, rope.invFrequency, "rope");
+        // Two sequences; a block table that is not the identity.
+        std::vector<std::uint32_t> tables(2 * maxBlocks);
+        for (std::uint32_t i = 0; i < 2 * maxBlocks; ++i)
+            tables[i] = (i * 37 + 11) % (2 * maxBlocks);
+        auto tablesBuffer = deviceArray(tables, "tables");
+        const std::vector<TokenInfo> tokens = {{0, 0}, {0, 1}, {1, 7}, {1, 33}, {0, 577}};
+        auto tokenBuffer = deviceArray(tokens, "tokens");
+        const std::uint32_t kvElements = 2 * maxBlocks * 2 * kvHeads * blockSize * headDim;
+        std::uint32_t seed = 300;
+        for (auto format : {WeightFormat::F32, WeightFormat::F16, WeightFormat::Q8_0}) {
+            for (bool splitHalf : {false, true}) {
+                for (std::uint32_t cols : {7u, 33u}) {
+                    const std::uint32_t stride = paddedColumns(cols);
+                    const std::uint32_t n = std::uint32_t(tokens.size());
+                    auto weights = randomValues(std::size_t(rows) * cols, seed++);
+                    weights = roundTripWeights(weights, cols, format);
+                    auto input = randomValues(std::size_t(n) * cols, seed++);
+                    auto norm = randomValues(cols, seed++);
+                    auto bias = randomValues(rows, seed++);
+                    auto matrix = uploadMatrix(*context_, weights, rows, cols, format, "Wqkv");
+                    auto inputBuffer = deviceVector(padRows(input, n, cols, stride), "x");
+                    auto normBuffer = uploadVector(*context_, norm, "norm");
+                    auto biasBuffer = uploadVector(*context_, bias, "bias");
+                    auto queries = deviceVector(std::vector<float>(n * heads * headDim), "q");
+                    Buffer cache(*context_, kvElements * 2, BufferKind::DeviceLocal, "kv");
+                    cache.fillZero();
+
+                    QkvRopeArgs args;
+                    args.weights = &matrix;
+                    args.input = &inputBuffer;
+                    args.inputStride = stride;
+                    args.queries = &queries;
+                    args.queryStride = heads * headDim;
+                    args.tokens = n;
+                    args.normWeight = &normBuffer;
+                    args.bias = &biasBuffer;
+                    args.ropeInvFrequency = &ropeBuffer;
+                    args.splitHalf = splitHalf;
+                    args.heads = heads;
+                    args.kvHeads = kvHeads;
+                    args.headDim = headDim;
+                    args.kv = {&cache, &tokenBuffer, &tablesBuffer, blockSize, maxBlocks};
+                    recorder_->begin();
+                    kernels_->qkvRope(*recorder_, args, "qkv");
+                    recorder_->submitAndWait();
+                    const auto q = queries.read<float>(n * heads * headDim);
+                    const auto kvHalves = cache.read<std::uint16_t>(kvElements);
+
+                    for (std::uint32_t t = 0; t < n; ++t) {
+                        const float* x = input.data() + std::size_t(t) * cols;
+                        double squares = 0;
+                        for (std::uint32_t i = 0; i < cols; ++i) squares += double(x[i]) * x[i];
+                        const double scale = 1.0 / std::sqrt(squares / cols + 1e-5);
+                        std::vector<double> out(rows), magnitude(rows);
+                        for (std::uint32_t r = 0; r < rows; ++r) {
+                            for (std::uint32_t i = 0; i < cols; ++i) {
+                                const double term =
+                                    weights[std::size_t(r) * cols + i] * x[i] * scale * norm[i];
+                                out[r] += term;
+                                magnitude[r] += std::abs(term);
+                            }
+                            out[r] += bias[r];
+                        }
+                        // RoPE on the Q and K heads, the pairing chosen.
+                        for (std::uint32_t h = 0; h < heads + kvHeads; ++h) {
+                            for (std::uint32_t j = 0; j < headDim / 2; ++j) {
+                                const std::uint32_t a = h * headDim + (splitHalf ? j : 2 * j);
+                                const std::uint32_t b = splitHalf ? a + headDim / 2 : a + 1;
+                                const double angle =
+                                    double(tokens[t].position) * double(rope.invFrequency[j]);
+                                const double x0 = out[a], x1 = out[b];
+                                out[a] = x0 * std::cos(angle) - x1 * std::sin(angle);
+                                out[b] = x0 * std::sin(angle) + x1 * std::cos(angle);
+                                const double m = std::max(magnitude[a], magnitude[b]);
+                                magnitude[a] = magnitude[b] = m;
+                            }
+                        }
+                        for (std::uint32_t r = 0; r < rows; ++r) {
+                            const std::uint32_t head = r / headDim, dim = r % headDim;
+                            float got;
+                            double tolerance = 2e-5 * (magnitude[r] + 1.0) +
+                                               // the angle pos * f rounded to f32
+                                               1e-6 * tokens[t].position * (magnitude[r] + 1.0);
+                            if (head < heads) {
+                                got = q[t * heads * headDim + r];
+                            } else {
+                                const bool isKey = head < heads + kvHeads;
+                                const std::uint32_t g = head - heads - (isKey ? 0 : kvHeads);
+                                const std::uint32_t block = tables[tokens[t].sequence * maxBlocks +
+                                                                   tokens[t].position / blockSize];
+                                const std::uint32_t index =
+                                    (((block * 2 + (isKey ? 0 : 1)) * kvHeads + g) * blockSize +
+                                     tokens[t].position % blockSize) *
+                                        headDim +
+                                    dim;
+                                got = models::halfToFloat(kvHalves[index]);
+                                tolerance += 1e-3 * std::abs(out[r]);
+                            }
+                            QVERIFY2(std::abs(got - out[r]) <= tolerance,
+                                     qPrintable(QString("qkv %1 %2 cols %3 token %4 row %5: gpu "
+                                                        "%6 cpu %7")
+                                                    .arg(splitHalf ? "split-half" : "adjacent")
+                                                    .arg(QString::fromStdString(
+                                                        std::string(weightFormatName(format))))
+                                                    .arg(cols)
+                                                    .arg(t)
+                                                    .arg(r)
+                                                    .arg(got)
+                                                    .arg(out[r])));
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    void ffnGateUpSwiGlu() {
+        for (auto& variant : variants_) {
+            ffnGateUpSwiGluFor(variant.get());
+            if (QTest::currentTestFailed()) return;
+        }
+    }
+    // Takes the variant, so QtTest does not run it as a test function of its own.
+    void ffnGateUpSwiGluFor(Kernels* variant) {
+        kernels_ = variant;
+        std::uint32_t seed = 500;
+        for (auto format : {WeightFormat::F32, WeightFormat::F16, WeightFormat::Q8_0}) {
+            for (std::uint32_t cols : columnSizes()) {
+                for (std::uint32_t ffn : {1u, 33u}) {
+                    for (std::uint32_t n : {1u, 3u, 21u}) {
+                        const std::uint32_t stride = paddedColumns(cols);
+                        auto weights = randomValues(std::size_t(2 * ffn) * cols, seed++);
+                        weights = roundTripWeights(weights, cols, format);
+                        auto input = randomValues(std::size_t(n) * cols, seed++);
+                        auto norm = randomValues(cols, seed++);
+                        auto matrix =
+                            uploadMatrix(*context_, weights, 2 * ffn, cols, format, "Wgu");
+                        auto inputBuffer = deviceVector(padRows(input, n, cols, stride), "x");
+                        auto normBuffer = uploadVector(*context_, norm, "norm");
+                        auto out = deviceVector(std::vector<float>(n * ffn), "act");
+                        GateUpArgs args;
+                        args.weights = &matrix;
+                        args.input = &inputBuffer;
+                        args.inputStride = stride;
+                        args.output = &out;
+                        args.outputStride = ffn;
+                        args.tokens = n;
+                        args.normWeight = &normBuffer;
+                        recorder_->begin();
+                        kernels_->ffnGateUp(*recorder_, args, "gateup");
+                        recorder_->submitAndWait();
+                        const auto gpu = out.read<float>(n * ffn);
+                        for (std::uint32_t t = 0; t < n; ++t) {
+                            const float* x = input.data() + std::size_t(t) * cols;
+                            double squares = 0;
+                            for (std::uint32_t i = 0; i < cols; ++i) squares += double(x[i]) * x[i];
+                            const double scale = 1.0 / std::sqrt(squares / cols + 1e-5);
+                            for (std::uint32_t i = 0; i < ffn; ++i) {
+                                double g = 0, u = 0, mg = 0, mu = 0;
+                                for (std::uint32_t k = 0; k < cols; ++k) {
+                                    const double xk = x[k] * scale * norm[k];
+                                    g += weights[std::size_t(i) * cols + k] * xk;
+                                    u += weights[std::size_t(i + ffn) * cols + k] * xk;
+                                    mg += std::abs(weights[std::size_t(i) * cols + k] * xk);
+                                    mu += std::abs(weights[std::size_t(i + ffn) * cols + k] * xk);
+                                }
+                                const double silu = g / (1 + std::exp(-g));
+                                const double expected = silu * u;
+                                const double tolerance = 1.1 * 1e-5 * (mg + 1) * std::abs(u) +
+                                                         std::abs(silu) * 1e-5 * (mu + 1) + 1e-6;
+                                QVERIFY2(std::abs(gpu[t * ffn + i] - expected) <= tolerance,
+                                         qPrintable(QString("gateup cols %1 ffn %2 token %3 row "
+                                                            "%4: %5 vs %6")
+                                                        .arg(cols)
+                                                        .arg(ffn)
+                                                        .arg(t)
+                                                        .arg(i)
+                                                        .arg(gpu[t * ffn + i])
+                                                        .arg(expected)));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    void attentionPagedCausalGqa() {
+        for (auto& variant : variants_) {
+            attentionPagedCausalGqaFor(variant.get());
+            if (QTest::currentTestFailed()) return;
+        }
+    }
+    // Takes the variant, so QtTest does not run it as a test function of its own.
+    void attentionPagedCausalGqaFor(Kernels* variant) {
+        kernels_ = variant;
+        const std::uint32_t blockSize = 16;
+        for (std::uint32_t headDim : {8u, 64u}) {
+            const std::uint32_t heads = 6, kvHeads = 2, group = heads / kvHeads;
+            // Sequence lengths include 1, 7, 33 and 600 (any context length).
+            const std::vector<std::uint32_t> lengths = {1, 7, 33, 600};
+            const std::uint32_t maxBlocks = 40;
+            const std::uint32_t totalBlocks = std::uint32_t(lengths.size()) * maxBlocks;
+            std::vector<std::uint32_t> tables(totalBlocks);
+            // Interleave the sequences' blocks so a wrong table lookup reads another's data.
+            for (std::uint32_t s = 0; s < lengths.size(); ++s) {
+                for (std::uint32_t b = 0; b < maxBlocks; ++b) {
+                    tables[s * maxBlocks + b] =
+                        (b * std::uint32_t(lengths.size()) + s) % totalBlocks;
+                }
+            }
+            const std::uint32_t kvElements = totalBlocks * 2 * kvHeads * blockSize * headDim;
+            auto kvValues = randomValues(kvElements, 900 + headDim, 2.0f);
+            std::vector<std::uint16_t> kvHalves(kvElements);
+            for (std::uint32_t i = 0; i < kvElements; ++i) {
+                kvHalves[i] = models::floatToHalf(kvValues[i]);
+                kvValues[i] = models::halfToFloat(kvHalves[i]);
+            }
+            // Tokens: every position of short sequences (prefill), a few of the long one.
+            std::vector<TokenInfo> tokens;
+            for (std::uint32_t s = 0; s < lengths.size(); ++s) {
+                const std::uint32_t first = lengths[s] > 40 ? lengths[s] - 3 : 0;
+                for (std::uint32_t p = first; p < lengths[s]; ++p) tokens.push_back({s, p});
+            }
+            const std::uint32_t n = std::uint32_t(tokens.size());
+            const std::uint32_t qStride = heads * headDim;
+            auto q = randomValues(std::size_t(n) * qStride, 77 + headDim, 2.0f);
+            Buffer cache(*context_, kvElements * 2, BufferKind::DeviceLocal, "kv");
+            cache.upload(std::span<const std::uint16_t>(kvHalves));
+            auto qBuffer = deviceVector(q, "q");
+            auto out = deviceVector(std::vector<float>(std::size_t(n) * qStride), "out");
+            auto tokenBuffer = deviceArray(tokens, "tokens");
+            auto tablesBuffer = deviceArray(tables, "tables");
+            AttentionArgs args;
+            args.queries = &qBuffer;
+            args.queryStride = qStride;
+            args.output = &out;
+            args.outputStride = qStride;
+            args.tokens = n;
+            args.heads = heads;
+            args.kvHeads = kvHeads;
+            args.headDim = headDim;
+            args.kv = {&cache, &tokenBuffer, &tablesBuffer, blockSize, maxBlocks};
+            recorder_->begin();
+            kernels_->attention(*recorder_, args, "attention");
+            recorder_->submitAndWait();
+            const auto gpu = out.read<float>(std::size_t(n) * qStride);
+
+            auto at = [&](std::uint32_t seq, std::uint32_t pos, std::uint32_t kind, std::uint32_t g,
+                          std::uint32_t d) {
+                const std::uint32_t block = tables[seq * maxBlocks + pos / blockSize];
+                return kvValues[(((block * 2 + kind) * kvHeads + g) * blockSize + pos % blockSize) *
+                                    headDim +
+                                d];
+            };
+            for (std::uint32_t t = 0; t < n; ++t) {
+                for (std::uint32_t h = 0; h < heads; ++h) {
+                    const std::uint32_t g = h / group;
+                    std::vector<double> scores(tokens[t].position + 1);
+                    double best = -1e300;
+                    for (std::uint32_t p = 0; p <= tokens[t].position; ++p) {
+                        double s = 0;
+                        for (std::uint32_t d = 0; d < headDim; ++d) {
+                            s += q[t * qStride + h * headDim + d] *
+                                 at(tokens[t].sequence, p, 0, g, d);
+                        }
+                        scores[p] = s / std::sqrt(double(headDim));
+                        best = std::max(best, scores[p]);
+                    }
+                    double total = 0;
+                    for (auto& s : scores) total += (s = std::exp(s - best));
+                    for (std::uint32_t d = 0; d < headDim; ++d) {
+                        double expected = 0;
+                        for (std::uint32_t p = 0; p <= tokens[t].position; ++p) {
+                            expected += scores[p] / total * at(tokens[t].sequence, p, 1, g, d);
+                        }
+                        const float got = gpu[t * qStride + h * headDim + d];
+                        QVERIFY2(std::abs(got - expected) <= 1e-4,
+                                 qPrintable(QString("attention d=%1 token %2 (pos %3) head %4 "
+                                                    "dim %5: %6 vs %7")
+                                                .arg(headDim)
+                                                .arg(t)
+                                                .arg(tokens[t].position)
+                                                .arg(h)
+                                                .arg(d)
+                                                .arg(got)
+                                                .arg(expected)));
+                    }
+                }
+            }
+        }
+    }
+
+    void embeddingLookup() {
+        for (auto& variant : variants_) {
+            embeddingLookupFor(variant.get());
+            if (QTest::currentTestFailed()) return;
+        }
+    }
+    // Takes the variant, so QtTest does not run it as a test function of its own.
+    void embeddingLookupFor(Kernels* variant) {
+        kernels_ = variant;
+        for (auto format : {WeightFormat::F32, WeightFormat::F16}) {
+            for (std::uint32_t cols : {1u, 7u, 33u, 577u}) {
+                const std::uint32_t vocab = 9;
+                auto table = randomValues(std::size_t(vocab) * cols, cols);
+                auto matrix = uploadMatrix(*context_, table, vocab, cols, format, "embd");
+                const std::vector<std::uint32_t> ids = {3, 0, 8, 3, 5};
+                auto idBuffer = deviceArray(ids, "ids");
+                const std::uint32_t stride = paddedColumns(cols);
+                auto out = deviceVector(std::vector<float>(ids.size() * stride, -1.0f), "h");
+                recorder_->begin();
+                kernels_->embed(*recorder_, matrix, idBuffer, out, stride,
+                                std::uint32_t(ids.size()));
+                recorder_->submitAndWait();
+                const auto gpu = out.read<float>(ids.size() * stride);
+                for (std::size_t t = 0; t < ids.size(); ++t) {
+                    for (std::uint32_t i = 0; i < stride; ++i) {
+                        float expected = i < cols ? table[ids[t] * cols + i] : 0.0f;
+                        if (format == WeightFormat::F16) expected = roundHalf(expected);
+                        QCOMPARE(gpu[t * stride + i], expected);
+                    }
+                }
+            }
+        }
+    }
+
+    void argmaxRows() {
+        for (auto& variant : variants_) {
+            argmaxRowsFor(variant.get());
+            if (QTest::currentTestFailed()) return;
+        }
+    }
+    // Takes the variant, so QtTest does not run it as a test function of its own.
+    void argmaxRowsFor(Kernels* variant) {
+        kernels_ = variant;
+        for (std::uint32_t cols : {1u, 7u, 33u, 577u, 49152u}) {
+            const std::uint32_t rows = 3;
+            auto logits = randomValues(std::size_t(rows) * cols, cols + 1);
+            // Row 1: a tie at the maximum; the lower index must win.
+            if (cols > 5) {
+                logits[cols + 2] = 5.0f;
+                logits[cols + cols - 1] = 5.0f;
+            }
+            auto buffer = deviceVector(logits, "logits");
+            auto result = deviceArray(std::vector<std::uint32_t>(rows, 12345), "argmax");
+            recorder_->begin();
+            kernels_->argmax(*recorder_, buffer, cols, cols, rows, result);
+            recorder_->submitAndWait();
+            const auto gpu = result.read<std::uint32_t>(rows);
+            for (std::uint32_t r = 0; r < rows; ++r) {
+                const auto begin = logits.begin() + std::ptrdiff_t(r) * cols;
+                const auto expected = std::uint32_t(std::max_element(begin, begin + cols) - begin);
+                QCOMPARE(gpu[r], expected);
+            }
+        }
+    }
+
+    void descriptorSetsAreCached() {
+        // A second identical dispatch allocates nothing new.
+        auto weights = randomValues(8 * 8, 1);
+        auto matrix = uploadMatrix(*context_, weights, 8, 8, WeightFormat::F32, "W");
+        auto x = deviceVector(randomValues(8, 2), "x");
+        auto y = deviceVector(std::vector<float>(8), "y");
+        MatvecArgs args;
+        args.weights = &matrix;
+        args.input = &x;
+        args.inputStride = 8;
+        args.output = &y;
+        args.outputStride = 8;
+        args.tokens = 1;
+        recorder_->begin();
+        kernels_->matvec(*recorder_, args, "first");
+        recorder_->submitAndWait();
+        const auto pipelines = kernels_->pipelineCount();
+        recorder_->begin(true);
+        kernels_->matvec(*recorder_, args, "second");
+        kernels_->matvec(*recorder_, args, "third");
+        recorder_->submitAndWait();
+        QCOMPARE(kernels_->pipelineCount(), pipelines);
+        QCOMPARE(recorder_->dispatchCount(), 2u);
+        if (context_->info().timestamps) {
+            QCOMPARE(recorder_->timings().size(), std::size_t(2));
+            QCOMPARE(QString::fromStdString(recorder_->timings()[1].label), QString("third"));
+            QVERIFY(recorder_->timings()[0].microseconds >= 0.0);
+        }
+    }
+
+    void cleanupTestCase() {
+        recorder_.reset();
+        variants_.clear();
+        const auto messages = context_->validationLog().messages();
+        for (const auto& m : messages) qWarning("%s", m.c_str());
+        QCOMPARE(context_->validationLog().errors(), 0u);
+        context_.reset();
+    }
+};
+
+QTEST_APPLESS_MAIN(VulkanKernelsTest)
+#include "test_vulkan_kernels.moc"
