@@ -1,0 +1,594 @@
+#include "app/gui/MainWindow.hpp"
+
+#include "models/LoadedModel.hpp"
+#include "widgets/ActivationOutliersPanel.hpp"
+#include "widgets/ChartExport.hpp"
+#include "widgets/KvCachePanel.hpp"
+#include "widgets/ModelCardPanel.hpp"
+#include "widgets/TimingsPanel.hpp"
+
+#include <QAction>
+#include <QApplication>
+#include <QCheckBox>
+#include <QCloseEvent>
+#include <QDir>
+#include <QDoubleSpinBox>
+#include <QDragEnterEvent>
+#include <QDropEvent>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QLocale>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QMimeData>
+#include <QPlainTextEdit>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QScrollArea>
+#include <QSpinBox>
+#include <QSplitter>
+#include <QStatusBar>
+#include <QTabWidget>
+#include <QToolButton>
+#include <QVBoxLayout>
+#include <filesystem>
+
+namespace inferscope::gui {
+
+namespace {
+constexpr double kScaleStep = 1.25;
+
+QString firstLocalPath(const QMimeData* mime) {
+    if (!mime || !mime->hasUrls()) return {};
+    for (const auto& url : mime->urls())
+        if (url.isLocalFile()) return url.toLocalFile();
+    return {};
+}
+} // namespace
+
+MainWindow::MainWindow(BackendFactory factory, QWidget* parent)
+    : QMainWindow(parent), worker_(std::make_unique<GenerationWorker>(std::move(factory))) {
+    setWindowTitle(tr("InferScope"));
+    setObjectName("InferScopeMainWindow");
+    setAcceptDrops(true);
+    baseFont_ = QApplication::font();
+    {
+        QSettings store;
+        settings_ = GuiSettings::load(store);
+    }
+
+    worker_->moveToThread(&workerThread_);
+    workerThread_.setObjectName("inferscope-worker");
+    auto* w = worker_.get();
+    connect(w, &GenerationWorker::loadProgress, this, &MainWindow::onLoadProgress);
+    connect(w, &GenerationWorker::modelLoaded, this, &MainWindow::onModelLoaded);
+    connect(w, &GenerationWorker::loadFailed, this, &MainWindow::onLoadFailed);
+    connect(w, &GenerationWorker::loadCancelled, this, &MainWindow::onLoadCancelled);
+    connect(w, &GenerationWorker::generationStarted, this, &MainWindow::onGenerationStarted);
+    connect(w, &GenerationWorker::textGenerated, this, &MainWindow::onTextGenerated);
+    connect(w, &GenerationWorker::runProgress, this, &MainWindow::onRunProgress);
+    connect(w, &GenerationWorker::activationsReady, this, &MainWindow::onActivations);
+    connect(w, &GenerationWorker::generationFinished, this, &MainWindow::onGenerationFinished);
+    connect(w, &GenerationWorker::generationFailed, this, &MainWindow::onGenerationFailed);
+    workerThread_.start();
+
+    buildUi();
+    buildMenus();
+    applySettingsToUi();
+    if (!settings_.geometry.isEmpty())
+        restoreGeometry(settings_.geometry);
+    else
+        resize(1280, 800);
+    if (!settings_.windowState.isEmpty()) restoreState(settings_.windowState);
+    updateRecentMenu();
+    updateActions();
+}
+
+MainWindow::~MainWindow() {
+    if (runCancel_) runCancel_->store(true);
+    if (loadTicket_) loadTicket_->cancel();
+    workerThread_.quit();
+    workerThread_.wait();
+    worker_.reset(); // its thread has ended, so it can go from here
+}
+
+void MainWindow::buildUi() {
+    splitter_ = new QSplitter(Qt::Horizontal, this);
+    // The controls scroll rather than squash when a large presentation scale needs more room.
+    auto* scroll = new QScrollArea(splitter_);
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    auto* controls = new QWidget(scroll);
+    auto* column = new QVBoxLayout(controls);
+
+    auto* modelBox = new QGroupBox(tr("Model"), controls);
+    auto* modelRow = new QHBoxLayout(modelBox);
+    modelLabel_ = new QLabel(tr("No model loaded"), modelBox);
+    modelLabel_->setObjectName("modelLabel");
+    modelLabel_->setWordWrap(true);
+    auto* openButton = new QPushButton(tr("Open…"), modelBox);
+    openButton->setToolTip(tr("Open a GGUF file or a safetensors folder (Ctrl+O); you can also "
+                              "drop one on the window"));
+    connect(openButton, &QPushButton::clicked, this, &MainWindow::openModelDialog);
+    modelRow->addWidget(modelLabel_, 1);
+    modelRow->addWidget(openButton);
+    column->addWidget(modelBox);
+
+    auto* promptBox = new QGroupBox(tr("Prompt"), controls);
+    auto* promptLayout = new QVBoxLayout(promptBox);
+    promptEdit_ = new QPlainTextEdit(promptBox);
+    promptEdit_->setObjectName("promptEditor");
+    promptEdit_->setPlaceholderText(tr("Write a prompt, then Ctrl+Return to generate"));
+    promptEdit_->setTabChangesFocus(true);
+    chatCheck_ = new QCheckBox(tr("Use the model's chat template"), promptBox);
+    chatCheck_->setToolTip(tr("Wrap the prompt as a user turn in the model's chat format "
+                              "(ChatML for SmolLM2)"));
+    systemEdit_ = new QLineEdit(promptBox);
+    systemEdit_->setPlaceholderText(tr("System message (optional, chat only)"));
+    connect(chatCheck_, &QCheckBox::toggled, systemEdit_, &QWidget::setEnabled);
+    promptLayout->addWidget(promptEdit_, 1);
+    promptLayout->addWidget(chatCheck_);
+    promptLayout->addWidget(systemEdit_);
+    column->addWidget(promptBox, 2);
+
+    auto* samplingBox = new QGroupBox(tr("Sampling"), controls);
+    auto* form = new QFormLayout(samplingBox);
+    greedyCheck_ = new QCheckBox(tr("Greedy (always the most likely token)"), samplingBox);
+    temperatureSpin_ = new QDoubleSpinBox(samplingBox);
+    temperatureSpin_->setRange(0.0, 5.0);
+    temperatureSpin_->setSingleStep(0.1);
+    topKSpin_ = new QSpinBox(samplingBox);
+    topKSpin_->setRange(0, 1000);
+    topKSpin_->setSpecialValueText(tr("off"));
+    topPSpin_ = new QDoubleSpinBox(samplingBox);
+    topPSpin_->setRange(0.0, 1.0);
+    topPSpin_->setSingleStep(0.05);
+    seedSpin_ = new QSpinBox(samplingBox);
+    seedSpin_->setRange(0, std::numeric_limits<int>::max());
+    repeatPenaltySpin_ = new QDoubleSpinBox(samplingBox);
+    repeatPenaltySpin_->setRange(0.5, 3.0);
+    repeatPenaltySpin_->setSingleStep(0.05);
+    maxTokensSpin_ = new QSpinBox(samplingBox);
+    maxTokensSpin_->setObjectName("maxTokens");
+    maxTokensSpin_->setRange(1, 4096);
+    for (auto* box :
+         std::initializer_list<QWidget*>{temperatureSpin_, topKSpin_, topPSpin_, seedSpin_})
+        connect(greedyCheck_, &QCheckBox::toggled, box,
+                [box](bool greedy) { box->setEnabled(!greedy); });
+    form->addRow(greedyCheck_);
+    form->addRow(tr("Temperature"), temperatureSpin_);
+    form->addRow(tr("Top-k"), topKSpin_);
+    form->addRow(tr("Top-p"), topPSpin_);
+    form->addRow(tr("Seed"), seedSpin_);
+    form->addRow(tr("Repetition penalty"), repeatPenaltySpin_);
+    form->addRow(tr("Max new tokens"), maxTokensSpin_);
+    column->addWidget(samplingBox);
+
+    auto* buttons = new QHBoxLayout;
+    generateButton_ = new QPushButton(tr("Generate"), controls);
+    generateButton_->setObjectName("generateButton");
+    generateButton_->setToolTip(tr("Generate (Ctrl+Return)"));
+    stopButton_ = new QPushButton(tr("Stop"), controls);
+    stopButton_->setObjectName("stopButton");
+    stopButton_->setToolTip(tr("Stop after the current token (Esc)"));
+    connect(generateButton_, &QPushButton::clicked, this, &MainWindow::generate);
+    connect(stopButton_, &QPushButton::clicked, this, &MainWindow::stop);
+    buttons->addWidget(generateButton_);
+    buttons->addWidget(stopButton_);
+    column->addLayout(buttons);
+
+    auto* outputBox = new QGroupBox(tr("Output"), controls);
+    auto* outputLayout = new QVBoxLayout(outputBox);
+    outputEdit_ = new QPlainTextEdit(outputBox);
+    outputEdit_->setObjectName("output");
+    outputEdit_->setReadOnly(true);
+    outputLayout->addWidget(outputEdit_);
+    column->addWidget(outputBox, 3);
+
+    tabs_ = new QTabWidget(splitter_);
+    timings_ = new widgets::TimingsPanel(tabs_);
+    kvCache_ = new widgets::KvCachePanel(tabs_);
+    outliers_ = new widgets::ActivationOutliersPanel(tabs_);
+    modelCard_ = new widgets::ModelCardPanel(tabs_);
+    for (auto* panel : panels()) tabs_->addTab(panel, panel->title());
+
+    scroll->setWidget(controls);
+    splitter_->addWidget(scroll);
+    splitter_->addWidget(tabs_);
+    splitter_->setStretchFactor(0, 2);
+    splitter_->setStretchFactor(1, 5);
+    controls->setMinimumWidth(300);
+    setCentralWidget(splitter_);
+
+    statusLabel_ = new QLabel(tr("Open a model to begin"), this);
+    statusLabel_->setObjectName("statusLabel");
+    progress_ = new QProgressBar(this);
+    progress_->setRange(0, 100);
+    progress_->setMaximumWidth(220);
+    progress_->hide();
+    cancelLoadButton_ = new QToolButton(this);
+    cancelLoadButton_->setText(tr("Cancel"));
+    cancelLoadButton_->setToolTip(tr("Cancel loading; the current model stays"));
+    cancelLoadButton_->hide();
+    connect(cancelLoadButton_, &QToolButton::clicked, this, &MainWindow::cancelLoad);
+    statusBar()->addWidget(statusLabel_, 1);
+    statusBar()->addPermanentWidget(progress_);
+    statusBar()->addPermanentWidget(cancelLoadButton_);
+}
+
+void MainWindow::buildMenus() {
+    auto* file = menuBar()->addMenu(tr("&File"));
+    openAction_ = file->addAction(tr("&Open model…"), this, &MainWindow::openModelDialog);
+    openAction_->setShortcut(QKeySequence::Open);
+    recentMenu_ = file->addMenu(tr("Recent models"));
+    file->addSeparator();
+    exportAction_ = file->addAction(tr("&Export all panels…"), this, &MainWindow::exportAllDialog);
+    exportAction_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
+    file->addSeparator();
+    auto* quit = file->addAction(tr("&Quit"), this, &QWidget::close);
+    quit->setShortcut(QKeySequence::Quit);
+
+    auto* run = menuBar()->addMenu(tr("&Run"));
+    generateAction_ = run->addAction(tr("&Generate"), this, &MainWindow::generate);
+    generateAction_->setShortcuts(
+        {QKeySequence(Qt::CTRL | Qt::Key_Return), QKeySequence(Qt::CTRL | Qt::Key_Enter)});
+    generateAction_->setShortcutContext(Qt::WindowShortcut);
+    stopAction_ = run->addAction(tr("&Stop"), this, &MainWindow::stop);
+    stopAction_->setShortcut(QKeySequence(Qt::Key_Escape));
+    stopAction_->setShortcutContext(Qt::WindowShortcut);
+
+    auto* view = menuBar()->addMenu(tr("&View"));
+    auto* larger = view->addAction(tr("Larger text (presentation)"), this, [this] {
+        setPresentationScale(settings_.presentationScale * kScaleStep);
+    });
+    larger->setShortcuts({QKeySequence::ZoomIn, QKeySequence(Qt::CTRL | Qt::Key_Equal)});
+    auto* smaller = view->addAction(tr("Smaller text"), this, [this] {
+        setPresentationScale(settings_.presentationScale / kScaleStep);
+    });
+    smaller->setShortcut(QKeySequence::ZoomOut);
+    auto* reset =
+        view->addAction(tr("Normal text size"), this, [this] { setPresentationScale(1.0); });
+    reset->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_0));
+    view->addSeparator();
+    for (int i = 0; i < tabs_->count(); ++i) {
+        auto* show =
+            view->addAction(tabs_->tabText(i), this, [this, i] { tabs_->setCurrentIndex(i); });
+        show->setShortcut(QKeySequence(Qt::ALT | Qt::Key(Qt::Key_1 + i)));
+    }
+}
+
+QList<widgets::ChartPanel*> MainWindow::panels() const {
+    return {timings_, kvCache_, outliers_, modelCard_};
+}
+
+void MainWindow::applySettingsToUi() {
+    promptEdit_->setPlainText(settings_.prompt);
+    systemEdit_->setText(settings_.systemPrompt);
+    chatCheck_->setChecked(settings_.chat);
+    systemEdit_->setEnabled(settings_.chat);
+    greedyCheck_->setChecked(settings_.greedy);
+    temperatureSpin_->setValue(settings_.temperature);
+    topKSpin_->setValue(settings_.topK);
+    topPSpin_->setValue(settings_.topP);
+    seedSpin_->setValue(settings_.seed);
+    repeatPenaltySpin_->setValue(settings_.repeatPenalty);
+    maxTokensSpin_->setValue(settings_.maxTokens);
+    for (auto* box :
+         std::initializer_list<QWidget*>{temperatureSpin_, topKSpin_, topPSpin_, seedSpin_})
+        box->setEnabled(!settings_.greedy);
+    setPresentationScale(settings_.presentationScale);
+}
+
+void MainWindow::readSettingsFromUi() {
+    settings_.prompt = promptEdit_->toPlainText();
+    settings_.systemPrompt = systemEdit_->text();
+    if (chatCheck_->isEnabled()) settings_.chat = chatCheck_->isChecked();
+    settings_.greedy = greedyCheck_->isChecked();
+    settings_.temperature = temperatureSpin_->value();
+    settings_.topK = topKSpin_->value();
+    settings_.topP = topPSpin_->value();
+    settings_.seed = seedSpin_->value();
+    settings_.repeatPenalty = repeatPenaltySpin_->value();
+    settings_.maxTokens = maxTokensSpin_->value();
+}
+
+void MainWindow::saveSettings() {
+    readSettingsFromUi();
+    settings_.geometry = saveGeometry();
+    settings_.windowState = saveState();
+    QSettings store;
+    settings_.save(store);
+}
+
+void MainWindow::updateRecentMenu() {
+    recentMenu_->clear();
+    for (const auto& path : settings_.recentModels)
+        recentMenu_->addAction(QFileInfo(path).fileName(), this, [this, path] { loadModel(path); })
+            ->setToolTip(path);
+    recentMenu_->setEnabled(!settings_.recentModels.isEmpty());
+}
+
+void MainWindow::updateActions() {
+    const bool canGenerate = hasModel() && !isGenerating() && !isLoading();
+    generateAction_->setEnabled(canGenerate);
+    generateButton_->setEnabled(canGenerate);
+    stopAction_->setEnabled(isGenerating());
+    stopButton_->setEnabled(isGenerating());
+    chatCheck_->setEnabled(!hasModel() || modelHasChat_);
+    progress_->setVisible(isLoading());
+    cancelLoadButton_->setVisible(isLoading());
+}
+
+void MainWindow::setPresentationScale(double scale) {
+    settings_.presentationScale = std::clamp(scale, 0.5, 3.0);
+    QFont font = baseFont_;
+    font.setPointSizeF(baseFont_.pointSizeF() * settings_.presentationScale);
+    centralWidget()->setFont(font);
+    for (auto* panel : panels()) panel->setPresentationScale(settings_.presentationScale);
+    // Give the controls the width their larger text needs; the panels keep the rest.
+    const int controlsWidth = qRound(340 * settings_.presentationScale);
+    const int total = std::max(splitter_->width(), width());
+    splitter_->setSizes({controlsWidth, std::max(400, total - controlsWidth)});
+}
+
+void MainWindow::restoreModel() {
+    if (!settings_.lastModel.isEmpty() && QFileInfo::exists(settings_.lastModel)) {
+        loadModel(settings_.lastModel);
+        return;
+    }
+    if (!settings_.firstStart) return;
+    try {
+        loadModel(QString::fromStdString(models::resolveModelPath("default").string()));
+    } catch (const std::exception& error) {
+        statusLabel_->setText(
+            tr("Open a model with Ctrl+O (%1)").arg(QString::fromUtf8(error.what())));
+    }
+}
+
+void MainWindow::openModelDialog() {
+    QString start = modelPath_.isEmpty()
+                        ? QString::fromStdString((models::cacheDirectory() / "models").string())
+                        : QFileInfo(modelPath_).absolutePath();
+    QString path = QFileDialog::getOpenFileName(
+        this, tr("Open model"), start,
+        tr("Models (*.gguf config.json);;GGUF files (*.gguf);;All files (*)"));
+    if (path.isEmpty()) return;
+    // A safetensors model is a folder: picking its config.json means the folder.
+    if (QFileInfo(path).fileName() == "config.json") path = QFileInfo(path).absolutePath();
+    loadModel(path);
+}
+
+void MainWindow::loadModel(const QString& path) {
+    if (path.isEmpty()) return;
+    if (isGenerating()) {
+        stop();
+        runJob_ = 0; // its answers are about the old model: drop them
+        runCancel_.reset();
+    }
+    if (loadTicket_) loadTicket_->cancel();
+    loadJob_ = nextJob_++;
+    loadTicket_ = std::make_shared<LoadTicket>();
+    loadingPath_ = path;
+    progress_->setValue(0);
+    statusLabel_->setText(tr("Loading %1…").arg(QFileInfo(path).fileName()));
+    updateActions();
+    QMetaObject::invokeMethod(
+        worker_.get(),
+        [worker = worker_.get(), job = loadJob_, path, ticket = loadTicket_] {
+            worker->loadModel(job, path, ticket);
+        },
+        Qt::QueuedConnection);
+}
+
+void MainWindow::cancelLoad() {
+    if (!isLoading()) return;
+    if (!loadTicket_->cancel()) return; // already committed: its answer is on the way
+    loadJob_ = 0;
+    loadTicket_.reset();
+    statusLabel_->setText(
+        hasModel() ? tr("Loading cancelled; %1 stays loaded").arg(QFileInfo(modelPath_).fileName())
+                   : tr("Loading cancelled"));
+    updateActions();
+    emit modelLoadCancelled();
+}
+
+void MainWindow::onLoadProgress(quint64 job, const QString& stage, int percent) {
+    if (job != loadJob_) return;
+    progress_->setValue(percent);
+    statusLabel_->setText(stage);
+}
+
+void MainWindow::onModelLoaded(quint64 job, const LoadedModelInfo& info) {
+    // A load the window gave up on can still have committed (its cancel came too late):
+    // the worker then holds that model, so the window shows it until the newer load lands.
+    const bool current = job == loadJob_;
+    if (current) {
+        loadJob_ = 0;
+        loadTicket_.reset();
+    }
+    modelPath_ = info.path;
+    modelHasChat_ = info.chatTemplate;
+    updateActions(); // enables the chat toggle only for a model with a chat template
+    modelLabel_->setText(tr("<b>%1</b><br>%2 · backend: %3")
+                             .arg(info.displayName.toHtmlEscaped(),
+                                  QFileInfo(info.path).fileName().toHtmlEscaped(), info.backend));
+    modelLabel_->setToolTip(info.path);
+    if (!modelHasChat_)
+        chatCheck_->setChecked(false);
+    else
+        chatCheck_->setChecked(settings_.chat);
+    modelCard_->setModel(info.card);
+    timings_->setRun(nullptr);
+    kvCache_->setRun(nullptr);
+    outliers_->setActivations(nullptr);
+    settings_.lastModel = info.path;
+    settings_.firstStart = false;
+    settings_.addRecentModel(info.path);
+    updateRecentMenu();
+    saveSettings();
+    if (current) statusLabel_->setText(tr("Loaded %1").arg(info.displayName));
+    setWindowTitle(tr("InferScope — %1").arg(info.displayName));
+    updateActions();
+    if (current) emit modelLoaded(info.path);
+}
+
+void MainWindow::onLoadFailed(quint64 job, const QString& error) {
+    if (job != loadJob_) return;
+    loadJob_ = 0;
+    loadTicket_.reset();
+    updateActions();
+    QString kept = hasModel() ? tr(" The previous model stays loaded.") : QString();
+    statusLabel_->setText(tr("Could not load %1").arg(QFileInfo(loadingPath_).fileName()));
+    showError(tr("Could not load the model"), tr("%1\n\n%2%3").arg(loadingPath_, error, kept));
+    emit modelLoadFailed(error);
+}
+
+void MainWindow::onLoadCancelled(quint64) {
+    // cancelLoad() already restored the window; nothing to do for the worker's echo.
+}
+
+bool MainWindow::generate() {
+    if (!hasModel() || isGenerating() || isLoading()) return false;
+    readSettingsFromUi();
+    GenerationRequest request;
+    request.prompt = promptEdit_->toPlainText().toStdString();
+    request.chat = chatCheck_->isEnabled() && chatCheck_->isChecked();
+    request.systemPrompt = systemEdit_->text().toStdString();
+    request.maxNewTokens = maxTokensSpin_->value();
+    request.sampling.greedy = greedyCheck_->isChecked();
+    request.sampling.temperature = static_cast<float>(temperatureSpin_->value());
+    request.sampling.topK = topKSpin_->value();
+    request.sampling.topP = static_cast<float>(topPSpin_->value());
+    request.sampling.seed = static_cast<std::uint64_t>(seedSpin_->value());
+    request.sampling.repeatPenalty = static_cast<float>(repeatPenaltySpin_->value());
+
+    runJob_ = nextJob_++;
+    runCancel_ = std::make_shared<std::atomic<bool>>(false);
+    outputEdit_->clear();
+    statusLabel_->setText(tr("Generating…"));
+    updateActions();
+    QMetaObject::invokeMethod(
+        worker_.get(),
+        [worker = worker_.get(), job = runJob_, request, cancel = runCancel_] {
+            worker->generate(job, request, cancel);
+        },
+        Qt::QueuedConnection);
+    return true;
+}
+
+void MainWindow::stop() {
+    if (!isGenerating() || !runCancel_) return;
+    runCancel_->store(true);
+    statusLabel_->setText(tr("Stopping after the current token…"));
+}
+
+void MainWindow::onGenerationStarted(quint64 job, int promptTokens) {
+    if (job != runJob_) return;
+    statusLabel_->setText(tr("Prefill of %1 prompt tokens…").arg(promptTokens));
+}
+
+void MainWindow::onTextGenerated(quint64 job, const QString& text) {
+    if (job != runJob_) return;
+    outputEdit_->moveCursor(QTextCursor::End);
+    outputEdit_->insertPlainText(text);
+    outputEdit_->ensureCursorVisible();
+}
+
+void MainWindow::onRunProgress(quint64 job, const widgets::RunRecordPtr& run) {
+    if (job != runJob_) return;
+    timings_->setRun(run);
+    kvCache_->setRun(run);
+    statusLabel_->setText(tr("Generating… %1 tokens").arg(run->generatedTokens));
+}
+
+void MainWindow::onActivations(quint64 job, const widgets::ActivationRecordPtr& record) {
+    if (job != runJob_) return;
+    outliers_->setActivations(record);
+}
+
+void MainWindow::onGenerationFinished(quint64 job, const widgets::RunRecordPtr& run,
+                                      const QString& text) {
+    if (job != runJob_) return;
+    runJob_ = 0;
+    runCancel_.reset();
+    timings_->setRun(run);
+    kvCache_->setRun(run);
+    outputEdit_->setPlainText(text);
+    QLocale locale;
+    statusLabel_->setText(tr("%1 %2 tokens · time to first token %3 ms · %4 tokens/s")
+                              .arg(run->cancelled ? tr("Stopped after") : tr("Generated"))
+                              .arg(run->generatedTokens)
+                              .arg(locale.toString(run->prefillSeconds * 1e3, 'f', 1))
+                              .arg(locale.toString(run->decodeTokensPerSecond(), 'f', 1)));
+    updateActions();
+    emit generationFinished(true);
+}
+
+void MainWindow::onGenerationFailed(quint64 job, const QString& error) {
+    if (job != runJob_) return;
+    runJob_ = 0;
+    runCancel_.reset();
+    updateActions();
+    statusLabel_->setText(tr("Generation failed"));
+    showError(tr("Generation failed"), error);
+    emit generationFinished(false);
+}
+
+QStringList MainWindow::exportAll(const QString& folder, QString* error) {
+    QStringList files;
+    QDir dir(folder);
+    for (auto* panel : panels()) {
+        QString message;
+        auto written = widgets::ChartExport::exportAll(*panel, dir, &message);
+        if (!message.isEmpty()) {
+            if (error) *error = message;
+            return {};
+        }
+        files << written;
+    }
+    if (error) error->clear();
+    statusLabel_->setText(tr("Exported %1 files to %2").arg(files.size()).arg(dir.absolutePath()));
+    emit exported(files);
+    return files;
+}
+
+void MainWindow::exportAllDialog() {
+    QString folder = QFileDialog::getExistingDirectory(this, tr("Export all panels into"));
+    if (folder.isEmpty()) return;
+    QString error;
+    if (exportAll(folder, &error).isEmpty()) showError(tr("Export failed"), error);
+}
+
+void MainWindow::showError(const QString& title, const QString& message) {
+    // Offscreen (tests, --quit runs) nobody can close a modal box: say it on stderr instead.
+    if (QGuiApplication::platformName() == "offscreen" || property("headless").toBool()) {
+        qWarning().noquote() << title << ":" << message;
+        return;
+    }
+    QMessageBox::warning(this, title, message);
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+    saveSettings();
+    if (runCancel_) runCancel_->store(true);
+    QMainWindow::closeEvent(event);
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
+    if (!firstLocalPath(event->mimeData()).isEmpty()) event->acceptProposedAction();
+}
+
+void MainWindow::dropEvent(QDropEvent* event) {
+    QString path = firstLocalPath(event->mimeData());
+    if (path.isEmpty()) return;
+    if (QFileInfo(path).fileName() == "config.json") path = QFileInfo(path).absolutePath();
+    event->acceptProposedAction();
+    loadModel(path);
+}
+
+} // namespace inferscope::gui

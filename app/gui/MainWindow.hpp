@@ -1,0 +1,148 @@
+#pragma once
+// The inferscope window: load a model (worker thread, progress, cancel), write a prompt,
+// Generate / Stop with streaming output, and the panels that fill in as the run goes.
+// Public slots and signals double as the interface the command line and tests drive.
+#include "app/gui/GenerationWorker.hpp"
+#include "app/gui/Settings.hpp"
+
+#include <QMainWindow>
+#include <QThread>
+#include <memory>
+
+class QAction;
+class QCheckBox;
+class QDoubleSpinBox;
+class QLabel;
+class QLineEdit;
+class QMenu;
+class QPlainTextEdit;
+class QProgressBar;
+class QPushButton;
+class QSpinBox;
+class QSplitter;
+class QTabWidget;
+class QToolButton;
+
+namespace inferscope::widgets {
+class ActivationOutliersPanel;
+class ChartPanel;
+class KvCachePanel;
+class ModelCardPanel;
+class TimingsPanel;
+} // namespace inferscope::widgets
+
+namespace inferscope::gui {
+
+class MainWindow : public QMainWindow {
+    Q_OBJECT
+public:
+    explicit MainWindow(BackendFactory factory = cpuBackendFactory(), QWidget* parent = nullptr);
+    ~MainWindow() override;
+
+    // The model named in the settings, or on first start the default model if set-up placed it.
+    void restoreModel();
+    QString modelPath() const { return modelPath_; }
+    bool isLoading() const { return loadJob_ != 0; }
+    bool isGenerating() const { return runJob_ != 0; }
+    bool hasModel() const { return !modelPath_.isEmpty(); }
+
+    QList<widgets::ChartPanel*> panels() const;
+    widgets::TimingsPanel* timingsPanel() const { return timings_; }
+    widgets::KvCachePanel* kvCachePanel() const { return kvCache_; }
+    widgets::ModelCardPanel* modelCardPanel() const { return modelCard_; }
+    widgets::ActivationOutliersPanel* outliersPanel() const { return outliers_; }
+    QPlainTextEdit* promptEditor() const { return promptEdit_; }
+    QPlainTextEdit* outputView() const { return outputEdit_; }
+    QCheckBox* chatToggle() const { return chatCheck_; }
+    QSpinBox* maxTokensBox() const { return maxTokensSpin_; }
+    QAction* generateAction() const { return generateAction_; }
+    QAction* stopAction() const { return stopAction_; }
+    double presentationScale() const { return settings_.presentationScale; }
+    const GuiSettings& settings() const { return settings_; }
+
+public slots:
+    void loadModel(const QString& path);
+    void cancelLoad();
+    bool generate(); // false when there is no model or a run is going
+    void stop();
+    // Every panel's PNG, SVG, CSV and JSON into folder; returns the files (empty on error).
+    QStringList exportAll(const QString& folder, QString* error = nullptr);
+    void setPresentationScale(double scale);
+
+signals:
+    void modelLoaded(const QString& path);
+    void modelLoadFailed(const QString& error);
+    void modelLoadCancelled();
+    void generationFinished(bool completed); // false: failed (stopped runs complete)
+    void exported(const QStringList& files);
+
+protected:
+    void closeEvent(QCloseEvent* event) override;
+    void dragEnterEvent(QDragEnterEvent* event) override;
+    void dropEvent(QDropEvent* event) override;
+
+private:
+    void buildUi();
+    void buildMenus();
+    void applySettingsToUi();
+    void readSettingsFromUi();
+    void saveSettings();
+    void updateRecentMenu();
+    void updateActions();
+    void openModelDialog();
+    void exportAllDialog();
+    void showError(const QString& title, const QString& message);
+
+    void onLoadProgress(quint64 job, const QString& stage, int percent);
+    void onModelLoaded(quint64 job, const LoadedModelInfo& info);
+    void onLoadFailed(quint64 job, const QString& error);
+    void onLoadCancelled(quint64 job);
+    void onGenerationStarted(quint64 job, int promptTokens);
+    void onTextGenerated(quint64 job, const QString& text);
+    void onRunProgress(quint64 job, const widgets::RunRecordPtr& run);
+    void onActivations(quint64 job, const widgets::ActivationRecordPtr& record);
+    void onGenerationFinished(quint64 job, const widgets::RunRecordPtr& run, const QString& text);
+    void onGenerationFailed(quint64 job, const QString& error);
+
+    GuiSettings settings_;
+    QThread workerThread_;
+    std::unique_ptr<GenerationWorker> worker_; // lives on workerThread_, deleted after it ends
+    quint64 nextJob_ = 1;
+    quint64 loadJob_ = 0, runJob_ = 0; // 0: none; answers to other jobs are dropped
+    LoadTicketPtr loadTicket_;
+    CancelFlag runCancel_;
+    QString modelPath_, loadingPath_;
+    bool modelHasChat_ = false;
+    QFont baseFont_;
+
+    QLabel* modelLabel_ = nullptr;
+    QPlainTextEdit* promptEdit_ = nullptr;
+    QCheckBox* chatCheck_ = nullptr;
+    QLineEdit* systemEdit_ = nullptr;
+    QCheckBox* greedyCheck_ = nullptr;
+    QDoubleSpinBox* temperatureSpin_ = nullptr;
+    QSpinBox* topKSpin_ = nullptr;
+    QDoubleSpinBox* topPSpin_ = nullptr;
+    QSpinBox* seedSpin_ = nullptr;
+    QDoubleSpinBox* repeatPenaltySpin_ = nullptr;
+    QSpinBox* maxTokensSpin_ = nullptr;
+    QPushButton* generateButton_ = nullptr;
+    QPushButton* stopButton_ = nullptr;
+    QPlainTextEdit* outputEdit_ = nullptr;
+    QSplitter* splitter_ = nullptr;
+    QTabWidget* tabs_ = nullptr;
+    widgets::TimingsPanel* timings_ = nullptr;
+    widgets::KvCachePanel* kvCache_ = nullptr;
+    widgets::ModelCardPanel* modelCard_ = nullptr;
+    widgets::ActivationOutliersPanel* outliers_ = nullptr;
+    QLabel* statusLabel_ = nullptr;
+    QProgressBar* progress_ = nullptr;
+    QToolButton* cancelLoadButton_ = nullptr;
+    QMenu* recentMenu_ = nullptr;
+    QAction* openAction_ = nullptr;
+    QAction* generateAction_ = nullptr;
+    QAction* stopAction_ = nullptr;
+    QAction* exportAction_ = nullptr;
+};
+
+} // namespace inferscope::gui

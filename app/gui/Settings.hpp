@@ -1,0 +1,35 @@
+#pragma once
+// What the window remembers between runs (QSettings, organisation "InferScope").
+#include <QSettings>
+#include <QString>
+#include <QStringList>
+
+namespace inferscope::gui {
+
+struct GuiSettings {
+    static constexpr int kMaxRecentModels = 8;
+
+    QStringList recentModels; // most recent first
+    QString lastModel;
+    bool firstStart = true; // no settings written yet: load the default model
+    QString prompt = "What is the capital of France?";
+    QString systemPrompt;
+    bool chat = true;
+    bool greedy = true;
+    double temperature = 0.8;
+    int topK = 40;
+    double topP = 0.95;
+    int seed = 0;
+    double repeatPenalty = 1.0;
+    int maxTokens = 64;
+    double presentationScale = 1.0;
+    QByteArray geometry;
+    QByteArray windowState;
+
+    static GuiSettings load(const QSettings& settings);
+    void save(QSettings& settings) const;
+    // Moves path to the front of recentModels, dropping duplicates and the oldest.
+    void addRecentModel(const QString& path);
+};
+
+} // namespace inferscope::gui

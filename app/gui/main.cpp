@@ -1,0 +1,36 @@
+// inferscope: the window. See CommandLine.hpp for the unattended (--run --export --quit) use.
+#include "app/gui/CommandLine.hpp"
+#include "app/gui/MainWindow.hpp"
+
+#include <QApplication>
+#include <cstdio>
+
+int main(int argc, char** argv) {
+    using namespace inferscope::gui;
+    // A scripted run on a machine without a display draws offscreen instead of failing.
+    bool quitting = false;
+    for (int i = 1; i < argc; ++i) quitting = quitting || QByteArray(argv[i]) == "--quit";
+    if (quitting && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM") &&
+        qEnvironmentVariableIsEmpty("DISPLAY") && qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY"))
+        qputenv("QT_QPA_PLATFORM", "offscreen");
+
+    QApplication app(argc, argv);
+    QApplication::setOrganizationName("InferScope");
+    QApplication::setApplicationName("inferscope");
+    QApplication::setApplicationVersion("0.1.0");
+
+    QString error;
+    CommandLineOptions options = parseCommandLine(QApplication::arguments(), &error);
+    if (!error.isEmpty()) {
+        std::fprintf(stderr, "inferscope: %s\n", qPrintable(error));
+        return 2;
+    }
+    MainWindow window;
+    if (options.quit) window.setProperty("headless", true);
+    window.show();
+    ScriptRunner script(window, options);
+    if (options.model.isEmpty()) window.restoreModel();
+    if (options.scripted() || !options.model.isEmpty() || options.prompt || options.scale)
+        script.start();
+    return QApplication::exec();
+}

@@ -1,0 +1,525 @@
+// The real window on a small synthetic model: load on the worker thread, generate with
+// streaming, every panel filled, the event loop never blocked for 100 ms; a failed or
+// cancelled load keeps the previous model; Stop, shortcuts, drag and drop, settings and
+// the --run --export script.
+#include "app/gui/CommandLine.hpp"
+#include "app/gui/MainWindow.hpp"
+#include "compute/CpuBackend.hpp"
+#include "models/SyntheticModel.hpp"
+#include "widgets/ActivationOutliersPanel.hpp"
+#include "widgets/KvCachePanel.hpp"
+#include "widgets/ModelCardPanel.hpp"
+#include "widgets/TableModel.hpp"
+#include "widgets/TimingsPanel.hpp"
+
+#include <QAction>
+#include <QCheckBox>
+#include <QElapsedTimer>
+#include <QLabel>
+#include <QMimeData>
+#include <QPlainTextEdit>
+#include <QSignalSpy>
+#include <QSpinBox>
+#include <QTemporaryDir>
+#include <QtTest>
+#include <fstream>
+#include <thread>
+#include <time.h>
+
+using namespace inferscope;
+using namespace inferscope::gui;
+
+namespace {
+
+// Decorates a backend with a pause per call, so a run lasts long enough to stop it.
+class SlowBackend : public compute::DecoderBackend {
+public:
+    SlowBackend(std::unique_ptr<compute::DecoderBackend> inner, std::chrono::milliseconds pause)
+        : inner_(std::move(inner)), pause_(pause) {}
+    std::string name() const override { return "slow " + inner_->name(); }
+    void reset() override { inner_->reset(); }
+    std::vector<float> append(std::span<const std::int32_t> tokens) override {
+        std::this_thread::sleep_for(pause_);
+        return inner_->append(tokens);
+    }
+    std::vector<float> appendAllLogits(std::span<const std::int32_t> tokens) override {
+        return inner_->appendAllLogits(tokens);
+    }
+    std::uint32_t vocabSize() const override { return inner_->vocabSize(); }
+    std::uint64_t kvCacheBytes() const override { return inner_->kvCacheBytes(); }
+
+private:
+    std::unique_ptr<compute::DecoderBackend> inner_;
+    std::chrono::milliseconds pause_;
+};
+
+BackendFactory slowFactory(std::chrono::milliseconds pause) {
+    return [pause](const models::LoadedModel& model, ResidualObserver observer) {
+        return std::make_unique<SlowBackend>(cpuBackendFactory()(model, std::move(observer)),
+                                             pause);
+    };
+}
+
+// Holds every load in the factory until released (to cancel a load that is surely running).
+struct Gate {
+    std::atomic<bool> open{true};
+    BackendFactory factory() {
+        return [this](const models::LoadedModel& model, ResidualObserver observer) {
+            for (int i = 0; i < 1000 && !open.load(); ++i)
+                std::this_thread::sleep_for(std::chrono::milliseconds(5));
+            return cpuBackendFactory()(model, std::move(observer));
+        };
+    }
+};
+
+// The largest gap between ticks of a 10 ms timer: how long the event loop was away. On a
+// machine shared with other jobs part of a gap is the kernel running someone else while our
+// main thread was ready (its run-queue delay, /proc/thread-self/schedstat); the gap less that
+// delay is what the program caused: handlers running, or the main thread waiting on a lock.
+class GapMeter : public QObject {
+public:
+    GapMeter() {
+        timer_.setInterval(10);
+        connect(&timer_, &QTimer::timeout, this, [this] {
+            double wall = clock_.nsecsElapsed() / 1e6, queued = runQueueDelayMs(),
+                   cpu = threadCpuMs();
+            largestWall_ = std::max(largestWall_, wall - lastWall_);
+            largestOwn_ = std::max(largestOwn_, (wall - lastWall_) - (queued - lastQueued_));
+            largestCpu_ = std::max(largestCpu_, cpu - lastCpu_);
+            lastWall_ = wall, lastQueued_ = queued, lastCpu_ = cpu;
+            ++ticks_;
+        });
+        clock_.start();
+        lastQueued_ = runQueueDelayMs();
+        lastCpu_ = threadCpuMs();
+        timer_.start();
+    }
+    double largestWallGapMs() const { return largestWall_; }
+    double largestOwnGapMs() const { return largestOwn_; }
+    double largestCpuGapMs() const { return largestCpu_; }
+    int ticks() const { return ticks_; }
+
+private:
+    static double threadCpuMs() {
+        timespec now{};
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+        return double(now.tv_sec) * 1e3 + double(now.tv_nsec) / 1e6;
+    }
+    static double runQueueDelayMs() { // 0 where the kernel does not report it
+        std::ifstream file("/proc/thread-self/schedstat");
+        double onCpu = 0, waiting = 0;
+        file >> onCpu >> waiting;
+        return file ? waiting / 1e6 : 0.0;
+    }
+    QTimer timer_;
+    QElapsedTimer clock_;
+    double largestWall_ = 0, largestOwn_ = 0, largestCpu_ = 0;
+    double lastWall_ = 0, lastQueued_ = 0, lastCpu_ = 0;
+    int ticks_ = 0;
+};
+
+QString recordedShotPath(const QString& name) {
+    QDir dir(QCoreApplication::applicationDirPath());
+    dir.mkpath("artifacts");
+    return dir.filePath("artifacts/" + name);
+}
+
+QString statusText(const MainWindow& window) {
+    auto* label = window.findChild<QLabel*>("statusLabel");
+    return label ? label->text() : QString();
+}
+
+} // namespace
+
+class WindowTest : public QObject {
+    Q_OBJECT
+private slots:
+    void initTestCase();
+    void init();
+    void fullRunIsResponsiveAndFillsEveryPanel();
+    void failedLoadKeepsThePreviousModel();
+    void cancelledLoadKeepsThePreviousModel();
+    void stopEndsTheRunAndStaleAnswersAreDropped();
+    void shortcutsGenerateAndStop();
+    void settingsPersistAndFirstStartLoadsTheDefault();
+    void droppedFileLoads();
+    void scriptRunsAndExportsEveryPanel();
+    void commandLineParses();
+
+private:
+    bool loadInto(MainWindow& window, const QString& path);
+    QTemporaryDir dir_;
+    QString modelPath_, secondModelPath_, largerModelPath_;
+};
+
+void WindowTest::initTestCase() {
+    QStandardPaths::setTestModeEnabled(true); // settings go to a test location
+    QCoreApplication::setOrganizationName("InferScope");
+    QCoreApplication::setApplicationName("inferscope-test");
+    QVERIFY(dir_.isValid());
+    models::SyntheticModelSpec spec;
+    spec.layers = 3;
+    spec.hiddenSize = 128;
+    spec.heads = 4;
+    spec.kvHeads = 2;
+    spec.headDim = 32;
+    spec.ffnSize = 256;
+    spec.vocabSize = 400;
+    spec.outlierDims = {7, 90};
+    modelPath_ = dir_.filePath("synthetic.gguf");
+    models::writeSyntheticGguf(spec, modelPath_.toStdString());
+    spec.seed = 2;
+    secondModelPath_ = dir_.filePath("synthetic-2.gguf");
+    models::writeSyntheticGguf(spec, secondModelPath_.toStdString());
+    // Large enough that a run keeps the worker (and both cores) busy for a good part of a
+    // second: the responsiveness check then means something.
+    spec.layers = 4;
+    spec.hiddenSize = 384;
+    spec.heads = 6;
+    spec.kvHeads = 2;
+    spec.headDim = 64;
+    spec.ffnSize = 1024;
+    spec.vocabSize = 1024;
+    largerModelPath_ = dir_.filePath("synthetic-larger.gguf");
+    models::writeSyntheticGguf(spec, largerModelPath_.toStdString());
+}
+
+void WindowTest::init() {
+    QSettings().clear();
+}
+
+bool WindowTest::loadInto(MainWindow& window, const QString& path) {
+    QSignalSpy loaded(&window, &MainWindow::modelLoaded);
+    window.loadModel(path);
+    return loaded.wait(20000) && window.modelPath() == path;
+}
+
+void WindowTest::fullRunIsResponsiveAndFillsEveryPanel() {
+    MainWindow window;
+    window.resize(1400, 900);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+
+    GapMeter meter;
+    QSignalSpy loaded(&window, &MainWindow::modelLoaded);
+    window.loadModel(largerModelPath_);
+    QVERIFY(window.isLoading());
+    QVERIFY(!window.generateAction()->isEnabled());
+    QVERIFY(loaded.wait(20000));
+    QVERIFY(window.hasModel());
+    QVERIFY(window.chatToggle()->isEnabled()); // the synthetic model carries a ChatML template
+
+    window.promptEditor()->setPlainText("the quick brown fox");
+    window.chatToggle()->setChecked(true);
+    window.maxTokensBox()->setValue(400);
+    QSignalSpy finished(&window, &MainWindow::generationFinished);
+    QVERIFY(window.generate());
+    QVERIFY(window.isGenerating());
+    QVERIFY(window.stopAction()->isEnabled());
+    QVERIFY(!window.generate()); // one run at a time
+    QVERIFY(finished.wait(30000));
+    QCOMPARE(finished.at(0).at(0).toBool(), true);
+    QVERIFY(!window.isGenerating());
+    qInfo() << "largest event-loop gap during load and run:" << meter.largestWallGapMs()
+            << "ms wall," << meter.largestOwnGapMs() << "ms less run-queue delay,"
+            << meter.largestCpuGapMs() << "ms of main-thread CPU; over" << meter.ticks() << "ticks;"
+            << window.timingsPanel()->run()->generatedTokens << "tokens generated";
+    QVERIFY2(meter.largestOwnGapMs() < 100, qPrintable(QString::number(meter.largestOwnGapMs())));
+    QVERIFY2(meter.largestCpuGapMs() < 100, qPrintable(QString::number(meter.largestCpuGapMs())));
+    QVERIFY2(meter.ticks() >= 10, "the run was too short to measure responsiveness");
+
+    // Timings: one prefill point, one point per decode step.
+    auto* timings = window.timingsPanel();
+    auto run = timings->run();
+    QVERIFY(run && run->finished && !run->cancelled);
+    QVERIFY(run->generatedTokens >= 1 && run->generatedTokens <= 400);
+    QCOMPARE(timings->seriesPoints(widgets::TimingsPanel::FirstToken).size(), qsizetype(1));
+    QCOMPARE(timings->seriesPoints(widgets::TimingsPanel::DecodeSteps).size(),
+             qsizetype(run->stepSeconds.size()));
+    QCOMPARE(qsizetype(run->stepSeconds.size()), qsizetype(run->generatedTokens - 1));
+    QVERIFY(run->prefillSeconds > 0);
+    QVERIFY(!window.outputView()->toPlainText().isEmpty());
+
+    // KV cache: the CPU reference holds fp32 K and V, so measured equals the fp32 formula.
+    auto* kv = window.kvCachePanel();
+    auto measured = kv->seriesPoints(widgets::KvCachePanel::Measured);
+    auto formula = kv->seriesPoints(widgets::KvCachePanel::FormulaFp32);
+    QCOMPARE(measured.size(), qsizetype(run->generatedTokens));
+    QCOMPARE(measured.front().x(), double(run->promptTokens));
+    const double perTokenKiB =
+        2.0 * 4 * 2 * 64 * 4 / 1024.0; // 2 x layers x KV heads x head dim x fp32
+    for (qsizetype i = 0; i < measured.size(); ++i) {
+        QCOMPARE(measured[i], formula[i]);
+        QCOMPARE(measured[i].y(), measured[i].x() * perTokenKiB);
+    }
+
+    // Activation outliers: the planted dimensions stand out in every layer.
+    auto* outliers = window.outliersPanel();
+    auto* table = outliers->outlierModel();
+    QCOMPARE(table->rowCount(), 4);
+    for (int layer = 0; layer < 4; ++layer) {
+        auto top = table->data(table->index(layer, 5)).toString();
+        QVERIFY2(top.startsWith("7, 90") || top.startsWith("90, 7"), qPrintable(top));
+    }
+    QVERIFY(outliers->seriesPoints(widgets::ActivationOutliersPanel::Histogram).size() > 2);
+
+    // Model card: the model's tables, and a bar per stored tensor type.
+    auto* card = window.modelCardPanel();
+    QVERIFY(card->infoModel()->rowCount() > 10);
+    QCOMPARE(card->kvModel()->number(1, 1), 2.0 * 4 * 2 * 64 * 2); // fp16 bytes per token
+    QVERIFY(!card->barCategories().isEmpty());
+
+    const QString shot = recordedShotPath("window.png");
+    QVERIFY(window.grab().save(shot));
+    qInfo().noquote() << "window screenshot:" << shot;
+    for (auto* panel : window.panels()) {
+        QString path = recordedShotPath("window-panel-" + panel->panelId() + ".png");
+        QVERIFY(panel->grab().save(path));
+        qInfo().noquote() << "panel screenshot:" << path;
+    }
+
+    QTemporaryDir out;
+    QString error;
+    auto files = window.exportAll(out.path(), &error);
+    QVERIFY2(error.isEmpty(), qPrintable(error));
+    for (auto* panel : window.panels())
+        for (const char* ext : {".png", ".svg", ".csv", ".json"})
+            QVERIFY2(files.contains(out.filePath(panel->panelId() + ext)),
+                     qPrintable(panel->panelId() + ext));
+}
+
+void WindowTest::failedLoadKeepsThePreviousModel() {
+    MainWindow window;
+    QVERIFY(loadInto(window, modelPath_));
+    QFile broken(dir_.filePath("broken.gguf"));
+    QVERIFY(broken.open(QIODevice::WriteOnly));
+    broken.write("GGUF\x03\x00\x00\x00 this is not a model");
+    broken.close();
+    QSignalSpy failed(&window, &MainWindow::modelLoadFailed);
+    window.loadModel(broken.fileName());
+    QVERIFY(failed.wait(10000));
+    QVERIFY(!failed.at(0).at(0).toString().isEmpty());
+    QCOMPARE(window.modelPath(), modelPath_);
+    QVERIFY(statusText(window).contains("Could not load"));
+    QVERIFY(window.generateAction()->isEnabled());
+    QSignalSpy finished(&window, &MainWindow::generationFinished);
+    window.maxTokensBox()->setValue(4);
+    QVERIFY(window.generate()); // the previous model still runs
+    QVERIFY(finished.wait(20000));
+    QCOMPARE(finished.at(0).at(0).toBool(), true);
+
+    QSignalSpy missing(&window, &MainWindow::modelLoadFailed);
+    window.loadModel(dir_.filePath("no-such-model.gguf"));
+    QVERIFY(missing.wait(10000));
+    QCOMPARE(window.modelPath(), modelPath_);
+}
+
+void WindowTest::cancelledLoadKeepsThePreviousModel() {
+    Gate gate;
+    MainWindow window(gate.factory());
+    QVERIFY(loadInto(window, modelPath_));
+    gate.open = false;
+    QSignalSpy cancelled(&window, &MainWindow::modelLoadCancelled);
+    QSignalSpy loaded(&window, &MainWindow::modelLoaded);
+    window.loadModel(secondModelPath_);
+    QVERIFY(window.isLoading());
+    QTest::qWait(50); // the worker is now inside the factory
+    window.cancelLoad();
+    QCOMPARE(cancelled.count(), 1);
+    QVERIFY(!window.isLoading());
+    QCOMPARE(window.modelPath(), modelPath_);
+    QVERIFY(window.generateAction()->isEnabled());
+    gate.open = true;
+    // The worker finishes its stage, sees the cancel, and keeps the first model: a run
+    // after it still uses 3 layers of the first model and nothing else is announced.
+    QSignalSpy finished(&window, &MainWindow::generationFinished);
+    window.maxTokensBox()->setValue(3);
+    QVERIFY(window.generate());
+    QVERIFY(finished.wait(20000));
+    QCOMPARE(loaded.count(), 0);
+    QCOMPARE(window.modelPath(), modelPath_);
+}
+
+void WindowTest::stopEndsTheRunAndStaleAnswersAreDropped() {
+    MainWindow window(slowFactory(std::chrono::milliseconds(10)));
+    QVERIFY(loadInto(window, modelPath_));
+    window.maxTokensBox()->setValue(400);
+    window.chatToggle()->setChecked(false);
+    QSignalSpy finished(&window, &MainWindow::generationFinished);
+    QVERIFY(window.generate());
+    QTRY_VERIFY_WITH_TIMEOUT(
+        !window.outputView()->toPlainText().isEmpty() ||
+            (window.timingsPanel()->run() && window.timingsPanel()->run()->generatedTokens > 2),
+        10000);
+    window.stop();
+    QVERIFY(finished.wait(10000));
+    auto run = window.timingsPanel()->run();
+    QVERIFY(run->cancelled);
+    QVERIFY(run->generatedTokens < 400);
+
+    // Loading a model mid-run: the run's remaining answers belong to the old model and are dropped.
+    QVERIFY(window.generate());
+    QTest::qWait(60);
+    QSignalSpy loaded(&window, &MainWindow::modelLoaded);
+    QSignalSpy finishedAgain(&window, &MainWindow::generationFinished);
+    window.loadModel(secondModelPath_);
+    QVERIFY(!window.isGenerating());
+    QVERIFY(loaded.wait(20000));
+    QTest::qWait(100);
+    QCOMPARE(finishedAgain.count(), 0);
+    QVERIFY(window.timingsPanel()->run() == nullptr); // cleared for the new model, not refilled
+}
+
+void WindowTest::shortcutsGenerateAndStop() {
+    MainWindow window(slowFactory(std::chrono::milliseconds(10)));
+    window.show();
+    window.activateWindow();
+    QVERIFY(QTest::qWaitForWindowActive(&window));
+    QVERIFY(loadInto(window, modelPath_));
+    window.maxTokensBox()->setValue(300);
+    window.promptEditor()->setFocus();
+    QSignalSpy finished(&window, &MainWindow::generationFinished);
+    QTest::keyClick(window.promptEditor(), Qt::Key_Return, Qt::ControlModifier);
+    QVERIFY(window.isGenerating());
+    QVERIFY(!window.promptEditor()->toPlainText().contains('\n')); // the shortcut, not a newline
+    QTest::qWait(100);
+    QTest::keyClick(window.promptEditor(), Qt::Key_Escape);
+    QVERIFY(finished.wait(10000));
+    QVERIFY(window.timingsPanel()->run()->cancelled);
+    QCOMPARE(window.generateAction()->shortcut(), QKeySequence(Qt::CTRL | Qt::Key_Return));
+    bool exportOnCtrlE = false, openOnCtrlO = false;
+    for (auto* action : window.findChildren<QAction*>()) {
+        exportOnCtrlE |= action->shortcut() == QKeySequence(Qt::CTRL | Qt::Key_E);
+        openOnCtrlO |= action->shortcut() == QKeySequence(Qt::CTRL | Qt::Key_O);
+    }
+    QVERIFY(exportOnCtrlE);
+    QVERIFY(openOnCtrlO);
+
+    const double before = window.presentationScale();
+    QTest::keyClick(&window, Qt::Key_Plus, Qt::ControlModifier);
+    QCOMPARE(window.presentationScale(), before * 1.25);
+    QCOMPARE(window.timingsPanel()->presentationScale(), before * 1.25);
+    QTest::keyClick(&window, Qt::Key_0, Qt::ControlModifier);
+    QCOMPARE(window.presentationScale(), 1.0);
+}
+
+void WindowTest::settingsPersistAndFirstStartLoadsTheDefault() {
+    {
+        MainWindow window;
+        QVERIFY(loadInto(window, modelPath_));
+        QVERIFY(loadInto(window, secondModelPath_));
+        window.promptEditor()->setPlainText("remember me");
+        window.maxTokensBox()->setValue(17);
+        window.setPresentationScale(1.5);
+        window.close();
+    }
+    QSettings settings;
+    QCOMPARE(settings.value("model/last").toString(), secondModelPath_);
+    QCOMPARE(settings.value("model/recent").toStringList(),
+             QStringList({secondModelPath_, modelPath_}));
+    {
+        MainWindow window;
+        QCOMPARE(window.promptEditor()->toPlainText(), QString("remember me"));
+        QCOMPARE(window.maxTokensBox()->value(), 17);
+        QCOMPARE(window.presentationScale(), 1.5);
+        QSignalSpy loaded(&window, &MainWindow::modelLoaded);
+        window.restoreModel(); // the last model comes back
+        QVERIFY(loaded.wait(20000));
+        QCOMPARE(window.modelPath(), secondModelPath_);
+    }
+
+    // First start (no settings): the default model from the cache folder.
+    settings.clear();
+    settings.sync();
+    QTemporaryDir cache;
+    QDir(cache.path()).mkpath("models");
+    const QString defaultPath = cache.filePath("models/SmolLM2-135M-Instruct.Q4_1.gguf");
+    QVERIFY(QFile::copy(modelPath_, defaultPath));
+    qputenv("INFERSCOPE_CACHE", cache.path().toUtf8());
+    {
+        MainWindow window;
+        QSignalSpy loaded(&window, &MainWindow::modelLoaded);
+        window.restoreModel();
+        QVERIFY(loaded.wait(20000));
+        QCOMPARE(window.modelPath(), defaultPath);
+    }
+    settings.clear();
+    settings.sync();
+    qputenv("INFERSCOPE_CACHE", dir_.filePath("empty-cache").toUtf8());
+    {
+        MainWindow window;
+        window.restoreModel(); // nothing installed: says so, loads nothing
+        QVERIFY(!window.isLoading());
+        QVERIFY2(statusText(window).contains("not installed"), qPrintable(statusText(window)));
+    }
+    qunsetenv("INFERSCOPE_CACHE");
+}
+
+void WindowTest::droppedFileLoads() {
+    MainWindow window;
+    QMimeData mime;
+    mime.setUrls({QUrl::fromLocalFile(modelPath_)});
+    QDragEnterEvent enter(QPoint(10, 10), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+    QCoreApplication::sendEvent(&window, &enter);
+    QVERIFY(enter.isAccepted());
+    QSignalSpy loaded(&window, &MainWindow::modelLoaded);
+    QDropEvent drop(QPointF(10, 10), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+    QCoreApplication::sendEvent(&window, &drop);
+    QVERIFY(loaded.wait(20000));
+    QCOMPARE(window.modelPath(), modelPath_);
+}
+
+void WindowTest::scriptRunsAndExportsEveryPanel() {
+    QTemporaryDir out;
+    QString error;
+    auto options = parseCommandLine({"inferscope", "--model", modelPath_, "--prompt", "hello there",
+                                     "--run", "--max-tokens", "12", "--export", out.path()},
+                                    &error);
+    QVERIFY2(error.isEmpty(), qPrintable(error));
+    MainWindow window;
+    ScriptRunner script(window, options);
+    QSignalSpy finished(&script, &ScriptRunner::finished);
+    script.start();
+    QVERIFY(finished.wait(30000));
+    QCOMPARE(finished.at(0).at(0).toInt(), 0);
+    QCOMPARE(window.promptEditor()->toPlainText(), QString("hello there"));
+    QVERIFY(window.timingsPanel()->run()->generatedTokens <= 12);
+    for (auto* panel : window.panels())
+        for (const char* ext : {".png", ".svg", ".csv", ".json"})
+            QVERIFY2(QFileInfo(out.filePath(panel->panelId() + ext)).size() > 0,
+                     qPrintable(panel->panelId() + ext));
+
+    auto failing =
+        parseCommandLine({"inferscope", "--model", dir_.filePath("missing.gguf"), "--run"}, &error);
+    MainWindow other;
+    ScriptRunner failingScript(other, failing);
+    QSignalSpy failed(&failingScript, &ScriptRunner::finished);
+    failingScript.start();
+    QVERIFY(failed.wait(10000));
+    QCOMPARE(failed.at(0).at(0).toInt(), 1);
+}
+
+void WindowTest::commandLineParses() {
+    QString error;
+    auto options = parseCommandLine({"inferscope", "--model", "default", "--prompt", "P", "--run",
+                                     "--export", "/tmp/x", "--quit", "--no-chat", "--scale", "1.5"},
+                                    &error);
+    QVERIFY(error.isEmpty());
+    QCOMPARE(options.model, QString("default"));
+    QCOMPARE(*options.prompt, QString("P"));
+    QVERIFY(options.run && options.quit && options.scripted());
+    QCOMPARE(options.exportFolder, QString("/tmp/x"));
+    QCOMPARE(*options.chat, false);
+    QCOMPARE(*options.scale, 1.5);
+    parseCommandLine({"inferscope", "--max-tokens", "0"}, &error);
+    QVERIFY(error.contains("--max-tokens"));
+    error.clear();
+    parseCommandLine({"inferscope", "--chat", "--no-chat"}, &error);
+    QVERIFY(!error.isEmpty());
+    error.clear();
+    parseCommandLine({"inferscope", "stray"}, &error);
+    QVERIFY(error.contains("stray"));
+}
+
+QTEST_MAIN(WindowTest)
+#include "test_gui_window.moc"

@@ -1,0 +1,54 @@
+#pragma once
+// Chapter item 9: per layer, the largest |h| each residual-stream dimension reached over
+// the prompt, as a histogram on log-scaled bins. A few dimensions sit orders of magnitude
+// above the rest, and the same ones do so in every layer.
+#include "widgets/ChartPanel.hpp"
+#include "widgets/RunRecords.hpp"
+
+#include <span>
+
+class QLabel;
+class QSlider;
+
+namespace inferscope::widgets {
+
+class TableModel;
+
+// Bin edges equally spaced in log10 between low and high (both > 0); values <= low
+// (zeros included) count in the first bin, values >= high in the last.
+compute::Table activationHistogram(std::span<const float> maxAbs, double low, double high,
+                                   int bins);
+// Per layer: median and largest per-dimension max |h|, the largest's dimension, their
+// ratio, and the top three dimensions (do the same ones persist across layers?).
+compute::Table outlierDimensions(const ActivationRecord& record);
+
+class ActivationOutliersPanel : public ChartPanel {
+    Q_OBJECT
+public:
+    enum Series { Histogram };
+    static constexpr int kBinsPerDecade = 8;
+
+    explicit ActivationOutliersPanel(QWidget* parent = nullptr);
+    void setActivations(ActivationRecordPtr record);
+    void setLayer(int layer);
+    int layer() const;
+    TableModel* histogramModel() const { return histogram_; }
+    TableModel* outlierModel() const { return outliers_; }
+    std::vector<compute::Table> dataTables() const override;
+
+signals:
+    void layerChanged(int layer);
+
+private:
+    void rebuildHistogram();
+    void rebuildChart();
+
+    ActivationRecordPtr record_;
+    double low_ = 1e-3, high_ = 1e3;
+    TableModel* histogram_;
+    TableModel* outliers_;
+    QSlider* slider_;
+    QLabel* layerLabel_;
+};
+
+} // namespace inferscope::widgets

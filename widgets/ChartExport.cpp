@@ -1,0 +1,151 @@
+#include "widgets/ChartExport.hpp"
+
+#include "widgets/ChartPanel.hpp"
+
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QLayout>
+#include <QLocale>
+#include <QPainter>
+#include <QPixmap>
+#include <QSaveFile>
+#include <QSvgGenerator>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+namespace inferscope::widgets::ChartExport {
+
+namespace {
+// A panel never shown on screen has no laid-out size yet; give it one to draw at.
+void prepareForDrawing(ChartPanel& panel) {
+    if (!panel.isVisible() && (panel.width() < 200 || panel.height() < 150))
+        panel.resize(panel.sizeHint().expandedTo(QSize(900, 600)));
+    if (panel.layout()) panel.layout()->activate();
+}
+
+QString writeBytes(const QString& path, const QByteArray& bytes) {
+    QSaveFile file(path);
+    if (!file.open(QIODevice::WriteOnly)) return "cannot write " + path + ": " + file.errorString();
+    file.write(bytes);
+    if (!file.commit()) return "cannot write " + path + ": " + file.errorString();
+    return {};
+}
+
+QString csvField(const QString& text) {
+    if (!text.contains(',') && !text.contains('"') && !text.contains('\n') && !text.contains('\r'))
+        return text;
+    QString quoted = text;
+    quoted.replace('"', "\"\"");
+    return '"' + quoted + '"';
+}
+
+QString rawCell(const compute::Cell& cell) {
+    if (auto* i = std::get_if<std::int64_t>(&cell)) return QString::number(*i);
+    if (auto* d = std::get_if<double>(&cell))
+        return QString::number(*d, 'g', QLocale::FloatingPointShortest);
+    if (auto* s = std::get_if<std::string>(&cell)) return QString::fromStdString(*s);
+    return {};
+}
+
+QString safeName(const std::string& id) {
+    QString name = QString::fromStdString(id);
+    for (auto& c : name)
+        if (!c.isLetterOrNumber() && c != '-' && c != '_') c = '-';
+    return name;
+}
+} // namespace
+
+QString toCsv(const compute::Table& table) {
+    QStringList lines;
+    QStringList header;
+    for (const auto& column : table.columns) {
+        QString name = QString::fromStdString(column.name);
+        if (!column.unit.empty()) name += " (" + QString::fromStdString(column.unit) + ")";
+        header << csvField(name);
+    }
+    lines << header.join(',');
+    for (const auto& row : table.rows) {
+        QStringList fields;
+        for (const auto& cell : row) fields << csvField(rawCell(cell));
+        lines << fields.join(',');
+    }
+    return lines.join("\r\n") + "\r\n";
+}
+
+QString writePng(ChartPanel& panel, const QString& path) {
+    prepareForDrawing(panel);
+    QPixmap pixmap = panel.grab();
+    if (pixmap.isNull()) return "the panel '" + panel.panelId() + "' drew nothing";
+    if (!pixmap.save(path, "PNG")) return "cannot write " + path;
+    return {};
+}
+
+QString writeSvg(ChartPanel& panel, const QString& path) {
+    prepareForDrawing(panel);
+    QSvgGenerator generator;
+    generator.setFileName(path);
+    generator.setSize(panel.size());
+    generator.setViewBox(QRect(QPoint(0, 0), panel.size()));
+    generator.setTitle(panel.title());
+    generator.setDescription(panel.explanation());
+    {
+        QPainter painter;
+        if (!painter.begin(&generator)) return "cannot write " + path;
+        panel.render(&painter);
+    } // the painter's end() finishes the file
+    if (QFileInfo(path).size() == 0) return "cannot write " + path;
+    return {};
+}
+
+QString writeCsv(const ChartPanel& panel, const QString& path) {
+    auto tables = panel.dataTables();
+    if (tables.empty()) return "the panel '" + panel.panelId() + "' has no data yet";
+    if (auto error = writeBytes(path, toCsv(tables.front()).toUtf8()); !error.isEmpty())
+        return error;
+    QFileInfo info(path);
+    for (std::size_t i = 1; i < tables.size(); ++i) {
+        QString extra =
+            info.dir().filePath(info.completeBaseName() + "-" + safeName(tables[i].id) + ".csv");
+        if (auto error = writeBytes(extra, toCsv(tables[i]).toUtf8()); !error.isEmpty())
+            return error;
+    }
+    return {};
+}
+
+QString writeJson(const ChartPanel& panel, const QString& path) {
+    nlohmann::json document = {{"panel", panel.panelId().toStdString()},
+                               {"title", panel.title().toStdString()},
+                               {"description", panel.explanation().toStdString()},
+                               {"tables", nlohmann::json::array()}};
+    for (const auto& table : panel.dataTables())
+        document["tables"].push_back(compute::toJson(table));
+    return writeBytes(path, QByteArray::fromStdString(document.dump(2) + "\n"));
+}
+
+QStringList exportAll(ChartPanel& panel, const QDir& folder, QString* error) {
+    QStringList written;
+    auto fail = [&](const QString& message) {
+        if (error) *error = message;
+        return written;
+    };
+    if (!folder.mkpath(".")) return fail("cannot create " + folder.absolutePath());
+    const QString stem = folder.filePath(panel.panelId());
+    if (auto e = writePng(panel, stem + ".png"); !e.isEmpty()) return fail(e);
+    written << stem + ".png";
+    if (auto e = writeSvg(panel, stem + ".svg"); !e.isEmpty()) return fail(e);
+    written << stem + ".svg";
+    auto tables = panel.dataTables();
+    if (!tables.empty()) {
+        if (auto e = writeCsv(panel, stem + ".csv"); !e.isEmpty()) return fail(e);
+        written << stem + ".csv";
+        for (std::size_t i = 1; i < tables.size(); ++i)
+            written << stem + "-" + safeName(tables[i].id) + ".csv";
+    }
+    if (auto e = writeJson(panel, stem + ".json"); !e.isEmpty()) return fail(e);
+    written << stem + ".json";
+    if (error) error->clear();
+    return written;
+}
+
+} // namespace inferscope::widgets::ChartExport

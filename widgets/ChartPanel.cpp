@@ -1,0 +1,384 @@
+#include "widgets/ChartPanel.hpp"
+
+#include <QApplication>
+#include <QAreaSeries>
+#include <QBarCategoryAxis>
+#include <QBarSeries>
+#include <QBarSet>
+#include <QChart>
+#include <QChartView>
+#include <QEvent>
+#include <QLabel>
+#include <QLegend>
+#include <QLineSeries>
+#include <QLogValueAxis>
+#include <QScatterSeries>
+#include <QVBoxLayout>
+#include <QValueAxis>
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace inferscope::widgets {
+
+namespace {
+// Okabe-Ito: distinguishable for colour-blind readers, on light and dark backgrounds.
+const QColor kSeriesColours[] = {QColor(0x00, 0x72, 0xB2), QColor(0xE6, 0x9F, 0x00),
+                                 QColor(0x00, 0x9E, 0x73), QColor(0xCC, 0x79, 0xA7),
+                                 QColor(0x56, 0xB4, 0xE9), QColor(0xD5, 0x5E, 0x00)};
+
+QFont scaledFont(QFont font, double scale, bool bold = false) {
+    font.setPointSizeF(font.pointSizeF() * scale);
+    font.setBold(bold);
+    return font;
+}
+} // namespace
+
+struct ChartPanel::Chart {
+    struct Series {
+        QString name;
+        SeriesKind kind;
+        QAbstractSeries* series = nullptr; // owned by the chart
+        QXYSeries* xy = nullptr;           // the points (an area's upper line)
+        QBarSet* bars = nullptr;
+        QList<QPointF> points;
+    };
+    struct Axis {
+        QAbstractAxis* axis = nullptr; // owned by the chart
+        AxisScale scale = AxisScale::Linear;
+        QString title;
+        double min = std::numeric_limits<double>::quiet_NaN(); // the range as set (NaN: not yet)
+        double max = std::numeric_limits<double>::quiet_NaN();
+    };
+    QChart* chart = nullptr; // owned by the view
+    QChartView* view = nullptr;
+    std::vector<Series> series;
+    Axis x, y;
+    QStringList categories;
+
+    Axis& axis(Qt::Orientation o) { return o == Qt::Horizontal ? x : y; }
+    void attach(QAbstractSeries* s) {
+        if (x.axis) s->attachAxis(x.axis);
+        if (y.axis) s->attachAxis(y.axis);
+    }
+};
+
+ChartPanel::ChartPanel(QString id, QString title, QString explanation, QWidget* parent)
+    : QWidget(parent), id_(std::move(id)), title_(std::move(title)),
+      explanation_(std::move(explanation)), chart_(std::make_unique<Chart>()) {
+    setObjectName(id_);
+    setToolTip(explanation_);
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(4, 4, 4, 4);
+
+    auto chart = std::make_unique<QChart>();
+    chart_->chart = chart.get();
+    chart_->view = new QChartView(chart.release(), this); // the view owns the chart
+    chart_->view->setRenderHint(QPainter::Antialiasing);
+    chart_->view->setMinimumSize(320, 220);
+    chart_->chart->setAnimationOptions(QChart::NoAnimation); // live data: no tweening
+    chart_->chart->setTitle(title_);
+    chart_->chart->legend()->setAlignment(Qt::AlignBottom);
+    layout->addWidget(chart_->view, 1);
+
+    summary_ = new QLabel(this);
+    summary_->setObjectName("summary");
+    summary_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    summary_->setWordWrap(true);
+    summary_->hide();
+    layout->addWidget(summary_);
+    caption_ = new QLabel(explanation_, this);
+    caption_->setObjectName("caption");
+    caption_->setWordWrap(true);
+    layout->addWidget(caption_);
+    extras_ = new QVBoxLayout;
+    layout->addLayout(extras_);
+
+    dark_ = isDarkPalette(palette());
+    applyTheme();
+    applyFonts();
+}
+
+ChartPanel::~ChartPanel() = default;
+
+int ChartPanel::addSeries(const QString& name, SeriesKind kind) {
+    Chart::Series entry;
+    entry.name = name;
+    entry.kind = kind;
+    switch (kind) {
+    case SeriesKind::Line:
+    case SeriesKind::DashedLine: {
+        auto* line = new QLineSeries(chart_->chart);
+        entry.series = entry.xy = line;
+        break;
+    }
+    case SeriesKind::Scatter: {
+        auto* scatter = new QScatterSeries(chart_->chart);
+        scatter->setMarkerSize(10);
+        entry.series = entry.xy = scatter;
+        break;
+    }
+    case SeriesKind::Area: {
+        auto* area = new QAreaSeries(chart_->chart);
+        auto* upper = new QLineSeries(area);
+        area->setUpperSeries(upper);
+        entry.series = area;
+        entry.xy = upper;
+        break;
+    }
+    case SeriesKind::Bars: {
+        auto* bars = new QBarSeries(chart_->chart);
+        entry.bars = new QBarSet(name, bars);
+        bars->append(entry.bars);
+        entry.series = bars;
+        break;
+    }
+    }
+    if (entry.xy) entry.xy->setUseOpenGL(false); // GL series vanish from SVG, crash offscreen
+    entry.series->setName(name);
+    chart_->chart->addSeries(entry.series);
+    chart_->attach(entry.series);
+    chart_->series.push_back(entry);
+    applyTheme();
+    return static_cast<int>(chart_->series.size()) - 1;
+}
+
+void ChartPanel::setAxis(Qt::Orientation orientation, const QString& title, AxisScale scale) {
+    auto& axis = chart_->axis(orientation);
+    if (axis.axis) {
+        for (auto& s : chart_->series) s.series->detachAxis(axis.axis);
+        chart_->chart->removeAxis(axis.axis);
+        axis.axis->deleteLater(); // removeAxis hands ownership back
+        axis.axis = nullptr;
+    }
+    switch (scale) {
+    case AxisScale::Linear: {
+        auto* value = new QValueAxis(chart_->chart);
+        value->setLabelFormat("%g"); // token counts read 4, not 4.0
+        axis.axis = value;
+        break;
+    }
+    case AxisScale::Log: {
+        auto* log = new QLogValueAxis(chart_->chart);
+        log->setBase(10);
+        log->setLabelFormat("%g");
+        log->setMinorTickCount(-1);
+        axis.axis = log;
+        break;
+    }
+    case AxisScale::Category:
+        axis.axis = new QBarCategoryAxis(chart_->chart);
+        break;
+    }
+    axis.scale = scale;
+    axis.title = title;
+    axis.min = axis.max = std::numeric_limits<double>::quiet_NaN();
+    axis.axis->setTitleText(title);
+    chart_->chart->addAxis(axis.axis,
+                           orientation == Qt::Horizontal ? Qt::AlignBottom : Qt::AlignLeft);
+    for (auto& s : chart_->series) s.series->attachAxis(axis.axis);
+    applyTheme();
+    applyFonts();
+    updateAxisRanges();
+    for (std::size_t i = 0; i < chart_->series.size(); ++i) drawSeries(i);
+}
+
+void ChartPanel::setSeriesPoints(int series, const QList<QPointF>& points) {
+    setSeriesPoints({{series, points}});
+}
+
+void ChartPanel::setSeriesPoints(const std::vector<std::pair<int, QList<QPointF>>>& updates) {
+    for (const auto& [series, points] : updates)
+        chart_->series.at(static_cast<std::size_t>(series)).points = points;
+    if (updateAxisRanges()) { // the log axes' lower ends moved: so do the clamped points
+        for (std::size_t i = 0; i < chart_->series.size(); ++i) drawSeries(i);
+    } else {
+        for (const auto& update : updates) drawSeries(static_cast<std::size_t>(update.first));
+    }
+}
+
+void ChartPanel::drawSeries(std::size_t index) {
+    auto& entry = chart_->series[index];
+    if (!entry.xy) return;
+    QList<QPointF> drawn = entry.points;
+    const bool logX = chart_->x.scale == AxisScale::Log, logY = chart_->y.scale == AxisScale::Log;
+    if (logX || logY) {
+        const double floorX = logX ? chart_->x.min : 0, floorY = logY ? chart_->y.min : 0;
+        for (auto& p : drawn) {
+            if (logX && !(p.x() > 0)) p.setX(floorX);
+            if (logY && !(p.y() > 0)) p.setY(floorY);
+        }
+    }
+    entry.xy->replace(drawn); // one call: point-wise append is quadratic in Qt Charts
+}
+
+void ChartPanel::setBarValues(int series, const QStringList& categories,
+                              const QList<qreal>& values) {
+    auto& entry = chart_->series.at(static_cast<std::size_t>(series));
+    if (!entry.bars) return;
+    entry.bars->remove(0, entry.bars->count());
+    entry.bars->append(values);
+    entry.points.clear();
+    for (qsizetype i = 0; i < values.size(); ++i)
+        entry.points.append(QPointF(double(i), values[i]));
+    chart_->categories = categories;
+    if (auto* axis = qobject_cast<QBarCategoryAxis*>(chart_->x.axis)) {
+        axis->clear();
+        axis->append(categories);
+    }
+    updateAxisRanges();
+}
+
+bool ChartPanel::updateAxisRanges() {
+    auto update = [&](Chart::Axis& axis, bool horizontal) {
+        if (!axis.axis || axis.scale == AxisScale::Category) return false;
+        const bool log = axis.scale == AxisScale::Log;
+        double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+        for (const auto& s : chart_->series)
+            for (const auto& p : s.points) {
+                double v = horizontal ? p.x() : p.y();
+                if (!std::isfinite(v) || (log && v <= 0))
+                    continue; // clamped values follow the range
+                lo = std::min(lo, v);
+                hi = std::max(hi, v);
+            }
+        if (log) {
+            if (!std::isfinite(lo)) lo = 1, hi = 10;
+            lo = std::pow(10.0, std::floor(std::log10(std::max(lo, kLogFloor))));
+            hi = std::pow(10.0, std::ceil(std::log10(std::max(hi, kLogFloor))));
+            if (hi <= lo) hi = lo * 10;
+        } else {
+            if (!std::isfinite(lo)) lo = 0, hi = 1;
+            if (!horizontal) lo = std::min(lo, 0.0); // bars, bytes, times: start at zero
+            if (hi <= lo) hi = lo + 1;
+            if (!horizontal) hi *= 1.05;
+        }
+        if (!log) { // nice numbers, as applyNiceNumbers() would, without touching the axis
+            double step = std::pow(10.0, std::floor(std::log10((hi - lo) / 5)));
+            for (double factor : {1.0, 2.0, 2.5, 5.0, 10.0})
+                if ((hi - lo) / (step * factor) <= 6) {
+                    step *= factor;
+                    break;
+                }
+            lo = std::floor(lo / step) * step;
+            hi = std::ceil(hi / step) * step;
+            static_cast<QValueAxis*>(axis.axis)->setTickCount(int(std::lround((hi - lo) / step)) +
+                                                              1);
+        }
+        if (lo == axis.min && hi == axis.max) return false; // no relayout for an unchanged range
+        axis.axis->setRange(lo, hi);
+        axis.min = lo;
+        axis.max = hi;
+        return true;
+    };
+    bool x = update(chart_->x, true);
+    bool y = update(chart_->y, false);
+    return x || y;
+}
+
+void ChartPanel::setSummary(const QString& text) {
+    summary_->setText(text);
+    summary_->setVisible(!text.isEmpty());
+}
+
+int ChartPanel::seriesCount() const {
+    return static_cast<int>(chart_->series.size());
+}
+QString ChartPanel::seriesName(int series) const {
+    return chart_->series.at(static_cast<std::size_t>(series)).name;
+}
+QPair<double, double> ChartPanel::axisRange(Qt::Orientation orientation) const {
+    const auto& axis = chart_->axis(orientation);
+    return {axis.min, axis.max};
+}
+QList<QPointF> ChartPanel::seriesPoints(int series) const {
+    const auto& entry = chart_->series.at(static_cast<std::size_t>(series));
+    if (entry.xy) return entry.xy->points(); // what the chart holds, not our copy
+    return entry.points;
+}
+QStringList ChartPanel::barCategories() const {
+    return chart_->categories;
+}
+QString ChartPanel::axisTitle(Qt::Orientation orientation) const {
+    return chart_->axis(orientation).title;
+}
+AxisScale ChartPanel::axisScale(Qt::Orientation orientation) const {
+    return chart_->axis(orientation).scale;
+}
+QString ChartPanel::summaryText() const {
+    return summary_->text();
+}
+QWidget* ChartPanel::chartWidget() const {
+    return chart_->view;
+}
+
+void ChartPanel::setPresentationScale(double scale) {
+    scale_ = std::clamp(scale, 0.5, 4.0);
+    applyFonts();
+}
+
+void ChartPanel::setDarkTheme(bool dark) {
+    themeFollowsPalette_ = false;
+    dark_ = dark;
+    applyTheme();
+}
+
+void ChartPanel::applyTheme() {
+    // The theme resets fonts and series colours, so it goes first and ours follow.
+    chart_->chart->setTheme(dark_ ? QChart::ChartThemeDark : QChart::ChartThemeLight);
+    chart_->chart->setBackgroundRoundness(0);
+    for (std::size_t i = 0; i < chart_->series.size(); ++i) {
+        auto& s = chart_->series[i];
+        QColor colour = kSeriesColours[i % std::size(kSeriesColours)];
+        if (s.xy && s.kind != SeriesKind::Area) {
+            // Measured lines solid and wide, formulas dashed and thin on top of them.
+            QPen pen(colour, s.kind == SeriesKind::Scatter ? 1.0
+                             : s.kind == SeriesKind::Line  ? 3.0
+                                                           : 1.5);
+            if (s.kind == SeriesKind::DashedLine) pen.setStyle(Qt::DashLine);
+            s.xy->setPen(pen);
+            if (s.kind == SeriesKind::Scatter) s.xy->setBrush(colour);
+        } else if (auto* area = qobject_cast<QAreaSeries*>(s.series)) {
+            QColor fill = colour;
+            fill.setAlpha(150);
+            area->setBrush(fill);
+            area->setPen(QPen(colour, 1.5));
+        } else if (s.bars) {
+            s.bars->setColor(colour);
+            s.bars->setBorderColor(colour.darker(130));
+        }
+    }
+    applyFonts();
+}
+
+void ChartPanel::applyFonts() {
+    QFont base = QApplication::font(); // the presentation scale applies once, here
+    base.setPointSizeF(base.pointSizeF() > 0 ? base.pointSizeF() : 10.0);
+    chart_->chart->setTitleFont(scaledFont(base, scale_ * 1.2, true));
+    chart_->chart->legend()->setFont(scaledFont(base, scale_));
+    for (auto* axis : {chart_->x.axis, chart_->y.axis}) {
+        if (!axis) continue;
+        axis->setLabelsFont(scaledFont(base, scale_ * 0.9));
+        axis->setTitleFont(scaledFont(base, scale_));
+    }
+    summary_->setFont(scaledFont(base, scale_, true));
+    caption_->setFont(scaledFont(base, scale_ * 0.9));
+}
+
+void ChartPanel::changeEvent(QEvent* event) {
+    if (event->type() == QEvent::PaletteChange && themeFollowsPalette_) {
+        bool dark = isDarkPalette(palette());
+        if (dark != dark_) {
+            dark_ = dark;
+            applyTheme();
+        }
+    }
+    QWidget::changeEvent(event);
+}
+
+bool isDarkPalette(const QPalette& palette) {
+    return palette.color(QPalette::Window).lightness() <
+           palette.color(QPalette::WindowText).lightness();
+}
+
+} // namespace inferscope::widgets

@@ -1,0 +1,94 @@
+#pragma once
+// Base of every chart panel: a title, one sentence that says what the chart shows (caption
+// and tooltip), a chart, and the panel's data as compute::Tables for export. Panels speak to
+// the chart only through this small interface (series of points, bars, two axes), so the
+// Qt Charts code lives in ChartPanel.cpp alone and Qt Graphs can replace it there.
+#include "compute/Table.hpp"
+
+#include <QList>
+#include <QPointF>
+#include <QString>
+#include <QStringList>
+#include <QWidget>
+#include <memory>
+#include <vector>
+
+class QLabel;
+class QVBoxLayout;
+
+namespace inferscope::widgets {
+
+enum class SeriesKind { Line, DashedLine, Scatter, Area, Bars };
+enum class AxisScale { Linear, Log, Category }; // Category: the x axis of a bar chart
+
+class ChartPanel : public QWidget {
+    Q_OBJECT
+public:
+    // A log axis spans whole decades around the positive values; values <= 0 (which would
+    // make Qt Charts drop the whole series) are drawn at its lower end, never below this.
+    static constexpr double kLogFloor = 1e-9;
+
+    ChartPanel(QString id, QString title, QString explanation, QWidget* parent = nullptr);
+    ~ChartPanel() override;
+
+    QString panelId() const { return id_; }
+    QString title() const { return title_; }
+    QString explanation() const { return explanation_; }
+    // What the panel currently shows, as tables (CSV/JSON export, tests).
+    virtual std::vector<compute::Table> dataTables() const = 0;
+
+    // The chart as drawn: series names and their points after log clamping (for tests).
+    int seriesCount() const;
+    QString seriesName(int series) const;
+    QList<QPointF> seriesPoints(int series) const; // bars: (index, value)
+    QStringList barCategories() const;
+    QString axisTitle(Qt::Orientation orientation) const;
+    AxisScale axisScale(Qt::Orientation orientation) const;
+    QPair<double, double> axisRange(Qt::Orientation orientation) const; // (min, max)
+    QString summaryText() const;
+    QWidget* chartWidget() const;
+
+    // Fonts of chart and captions multiplied by scale (1 = the application font).
+    void setPresentationScale(double scale);
+    double presentationScale() const { return scale_; }
+    // Light or dark chart theme; follows the palette unless set explicitly.
+    void setDarkTheme(bool dark);
+    bool darkTheme() const { return dark_; }
+
+protected:
+    int addSeries(const QString& name, SeriesKind kind);
+    void setAxis(Qt::Orientation orientation, const QString& title, AxisScale scale);
+    // Replaces all points at once; values <= 0 on a log axis sit on the axis' lower end.
+    void setSeriesPoints(int series, const QList<QPointF>& points);
+    // Several series at once: the axes are fitted and the chart laid out once, not per series.
+    void setSeriesPoints(const std::vector<std::pair<int, QList<QPointF>>>& updates);
+    // Bars: one value per category, for a Bars series (the x axis becomes categorical).
+    void setBarValues(int series, const QStringList& categories, const QList<qreal>& values);
+    // A line of measured figures under the chart (time to first token, tokens/s, ...).
+    void setSummary(const QString& text);
+    // Extra controls or views below the chart (a slider, a table).
+    QVBoxLayout* extrasLayout() const { return extras_; }
+
+    void changeEvent(QEvent* event) override;
+
+private:
+    struct Chart; // the Qt Charts side
+    void applyTheme();
+    void applyFonts();
+    bool updateAxisRanges(); // true when a range changed
+    void drawSeries(std::size_t index);
+
+    QString id_, title_, explanation_;
+    std::unique_ptr<Chart> chart_;
+    QLabel* caption_ = nullptr;
+    QLabel* summary_ = nullptr;
+    QVBoxLayout* extras_ = nullptr;
+    double scale_ = 1.0;
+    bool dark_ = false;
+    bool themeFollowsPalette_ = true;
+};
+
+// Whether a palette is a dark one (window darker than its text).
+bool isDarkPalette(const QPalette& palette);
+
+} // namespace inferscope::widgets

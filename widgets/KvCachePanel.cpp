@@ -1,0 +1,96 @@
+#include "widgets/KvCachePanel.hpp"
+
+#include "widgets/TableModel.hpp"
+
+#include <QLocale>
+
+namespace inferscope::widgets {
+
+namespace {
+constexpr double kKiB = 1024.0;
+}
+
+compute::Table kvCacheTable(const RunRecord& run) {
+    compute::Table t;
+    t.id = "kv-cache-growth";
+    t.title = "KV cache bytes as the sequence grows (" + run.backend + ")";
+    t.addColumn("tokens")
+        .addColumn("measured", "bytes")
+        .addColumn("formula fp32", "bytes")
+        .addColumn("formula fp16", "bytes");
+    for (const auto& sample : run.kvSamples)
+        t.addRow({sample.tokens, static_cast<std::int64_t>(sample.bytes),
+                  static_cast<std::int64_t>(run.config.kvBytesPerToken(4)) * sample.tokens,
+                  static_cast<std::int64_t>(run.config.kvBytesPerToken(2)) * sample.tokens});
+    const auto& c = run.config;
+    t.notes.push_back("formula: 2 x " + std::to_string(c.layers) + " layers x " +
+                      std::to_string(c.kvHeads) + " KV heads x " + std::to_string(c.headDim) +
+                      " head dim x bytes per element");
+    return t;
+}
+
+KvCachePanel::KvCachePanel(QWidget* parent)
+    : ChartPanel("kv-cache", tr("KV cache"),
+                 tr("Every token kept in context stores one key and one value vector per layer "
+                    "and KV head, so the cache grows by a fixed number of bytes per token: the "
+                    "measured line should lie on the formula for the backend's element size."),
+                 parent),
+      model_(new TableModel(this)) {
+    setAxis(Qt::Horizontal, tr("tokens in the cache"), AxisScale::Linear);
+    setAxis(Qt::Vertical, tr("KV cache (KiB)"), AxisScale::Linear);
+    addSeries(tr("measured (backend)"), SeriesKind::Line);
+    addSeries(tr("formula, fp32 elements"), SeriesKind::DashedLine);
+    addSeries(tr("formula, fp16 elements"), SeriesKind::DashedLine);
+    connect(model_, &QAbstractItemModel::modelReset, this, &KvCachePanel::rebuild);
+    connect(model_, &QAbstractItemModel::rowsInserted, this, &KvCachePanel::rebuild);
+    rebuild();
+}
+
+void KvCachePanel::setRun(RunRecordPtr run) {
+    run_ = std::move(run);
+    model_->setTable(run_ ? kvCacheTable(*run_) : compute::Table{});
+}
+
+std::vector<compute::Table> KvCachePanel::dataTables() const {
+    if (model_->rowCount() == 0) return {};
+    return {model_->table()};
+}
+
+void KvCachePanel::rebuild() {
+    QList<QPointF> measured, fp32, fp16;
+    for (int row = 0; row < model_->rowCount(); ++row) {
+        double tokens = model_->number(row, 0);
+        measured.append(QPointF(tokens, model_->number(row, 1) / kKiB));
+        fp32.append(QPointF(tokens, model_->number(row, 2) / kKiB));
+        fp16.append(QPointF(tokens, model_->number(row, 3) / kKiB));
+    }
+    setSeriesPoints({{Measured, measured}, {FormulaFp32, fp32}, {FormulaFp16, fp16}});
+    if (!run_ || run_->kvSamples.empty()) {
+        setSummary({});
+        return;
+    }
+    QLocale locale;
+    const auto& last = run_->kvSamples.back();
+    const auto& c = run_->config;
+    QString formula =
+        tr("2 × %1 layers × %2 KV heads × %3").arg(c.layers).arg(c.kvHeads).arg(c.headDim);
+    QString text;
+    if (last.bytes == 0) {
+        text =
+            tr("The %1 backend does not report its cache; formula: %2 × bytes = %3 B/token at fp16")
+                .arg(QString::fromStdString(run_->backend), formula,
+                     locale.toString(qulonglong(c.kvBytesPerToken(2))));
+    } else {
+        double perToken = static_cast<double>(last.bytes) /
+                          static_cast<double>(std::max<std::int64_t>(1, last.tokens));
+        text = tr("Measured %1 B/token at %2 tokens (%3); formula %4 × 4 B = %5, × 2 B (fp16) = %6")
+                   .arg(locale.toString(perToken, 'f', 0))
+                   .arg(last.tokens)
+                   .arg(locale.toString(static_cast<double>(last.bytes) / kKiB, 'f', 1) + " KiB",
+                        formula, locale.toString(qulonglong(c.kvBytesPerToken(4))),
+                        locale.toString(qulonglong(c.kvBytesPerToken(2))));
+    }
+    setSummary(text);
+}
+
+} // namespace inferscope::widgets

@@ -1,0 +1,16 @@
+#include "widgets/RunRecords.hpp"
+
+#include <numeric>
+
+namespace inferscope::widgets {
+
+double RunRecord::decodeTokensPerSecond() const {
+    double total = std::accumulate(stepSeconds.begin(), stepSeconds.end(), 0.0);
+    return total > 0 ? static_cast<double>(stepSeconds.size()) / total : 0.0;
+}
+
+double RunRecord::prefillTokensPerSecond() const {
+    return prefillSeconds > 0 ? static_cast<double>(promptTokens) / prefillSeconds : 0.0;
+}
+
+} // namespace inferscope::widgets

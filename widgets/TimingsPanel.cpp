@@ -1,0 +1,99 @@
+#include "widgets/TimingsPanel.hpp"
+
+#include "widgets/TableModel.hpp"
+
+#include <QLocale>
+
+namespace inferscope::widgets {
+
+compute::Table timingsTable(const RunRecord& run) {
+    compute::Table t;
+    t.id = "timings";
+    t.title = "Prefill and decode step times (" + run.backend + ")";
+    t.addColumn("phase")
+        .addColumn("tokens fed")
+        .addColumn("sequence length")
+        .addColumn("generated token")
+        .addColumn("time", "ms", 3);
+    if (run.generatedTokens == 0 && run.prefillSeconds <= 0) return t;
+    t.addRow({std::string("prefill"), run.promptTokens, run.promptTokens, std::int64_t{0},
+              run.prefillSeconds * 1e3});
+    for (std::size_t i = 0; i < run.stepSeconds.size(); ++i) {
+        auto step = static_cast<std::int64_t>(i);
+        t.addRow({std::string("decode"), std::int64_t{1}, run.promptTokens + step + 1, step + 1,
+                  run.stepSeconds[i] * 1e3});
+    }
+    return t;
+}
+
+TimingsPanel::TimingsPanel(QWidget* parent)
+    : ChartPanel("timings", tr("Prefill vs decode"),
+                 tr("The prompt is processed in one pass that ends in the first token (time to "
+                    "first token); every further token needs its own pass, whose time stays "
+                    "flat because reading the weights dominates it."),
+                 parent),
+      model_(new TableModel(this)) {
+    setAxis(Qt::Horizontal, tr("generated token"), AxisScale::Linear);
+    setAxis(Qt::Vertical, tr("time (ms, log scale)"), AxisScale::Log);
+    addSeries(tr("decode step (1 token)"), SeriesKind::Line);
+    addSeries(tr("prefill = time to first token"), SeriesKind::Scatter);
+    addSeries(tr("prefill per prompt token"), SeriesKind::DashedLine);
+    connect(model_, &QAbstractItemModel::modelReset, this, &TimingsPanel::rebuild);
+    connect(model_, &QAbstractItemModel::rowsInserted, this, &TimingsPanel::rebuild);
+    rebuild();
+}
+
+void TimingsPanel::setRun(RunRecordPtr run) {
+    run_ = std::move(run);
+    model_->setTable(run_ ? timingsTable(*run_) : compute::Table{});
+}
+
+std::vector<compute::Table> TimingsPanel::dataTables() const {
+    if (model_->rowCount() == 0) return {};
+    return {model_->table()};
+}
+
+void TimingsPanel::rebuild() {
+    const auto& table = model_->table();
+    QList<QPointF> decode, first, perPromptToken;
+    double lastToken = 0, prefillPerToken = 0;
+    if (!table.rows.empty()) {
+        const int phase = int(table.columnIndex("phase")),
+                  token = int(table.columnIndex("generated token")),
+                  time = int(table.columnIndex("time")), fed = int(table.columnIndex("tokens fed"));
+        for (int row = 0; row < model_->rowCount(); ++row) {
+            QPointF point(model_->number(row, token), model_->number(row, time));
+            lastToken = std::max(lastToken, point.x());
+            if (model_->data(model_->index(row, phase)).toString() == "prefill") {
+                first.append(point);
+                prefillPerToken = point.y() / std::max(1.0, model_->number(row, fed));
+            } else {
+                decode.append(point);
+            }
+        }
+        if (!first.isEmpty())
+            perPromptToken = {QPointF(0, prefillPerToken),
+                              QPointF(std::max(1.0, lastToken), prefillPerToken)};
+    }
+    setSeriesPoints(
+        {{DecodeSteps, decode}, {FirstToken, first}, {PrefillPerToken, perPromptToken}});
+
+    if (!run_ || table.rows.empty()) {
+        setSummary({});
+        return;
+    }
+    QLocale locale;
+    QString text = tr("Time to first token %1 ms (%2 prompt tokens, %3 tokens/s)")
+                       .arg(locale.toString(run_->prefillSeconds * 1e3, 'f', 1))
+                       .arg(run_->promptTokens)
+                       .arg(locale.toString(run_->prefillTokensPerSecond(), 'f', 1));
+    if (!run_->stepSeconds.empty())
+        text += tr(" · decode %1 tokens/s over %2 steps (%3 ms per step)")
+                    .arg(locale.toString(run_->decodeTokensPerSecond(), 'f', 1))
+                    .arg(run_->stepSeconds.size())
+                    .arg(locale.toString(1e3 / run_->decodeTokensPerSecond(), 'f', 2));
+    if (run_->cancelled) text += tr(" · stopped");
+    setSummary(text);
+}
+
+} // namespace inferscope::widgets

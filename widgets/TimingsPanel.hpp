@@ -1,0 +1,34 @@
+#pragma once
+// Chapter item 4 for one run: the prefill (all prompt tokens at once, ending in the first
+// generated token) against each decode step (one token each), with time to first token
+// and tokens/s.
+#include "widgets/ChartPanel.hpp"
+#include "widgets/RunRecords.hpp"
+
+namespace inferscope::widgets {
+
+class TableModel;
+
+// One row for the prefill, then one per decode step: phase, tokens fed, tokens in the
+// sequence afterwards, index of the generated token it produced, time.
+compute::Table timingsTable(const RunRecord& run);
+
+class TimingsPanel : public ChartPanel {
+    Q_OBJECT
+public:
+    enum Series { DecodeSteps, FirstToken, PrefillPerToken };
+
+    explicit TimingsPanel(QWidget* parent = nullptr);
+    void setRun(RunRecordPtr run);
+    RunRecordPtr run() const { return run_; }
+    TableModel* model() const { return model_; }
+    std::vector<compute::Table> dataTables() const override;
+
+private:
+    void rebuild();
+
+    RunRecordPtr run_;
+    TableModel* model_;
+};
+
+} // namespace inferscope::widgets
