@@ -38,6 +38,12 @@ def main():
     result = {"engine": "llama.cpp", "device": args.device, "threads": args.threads,
               "prompt": [], "decode": []}
 
+    # Warm-up: the first evaluations compile pipelines (seconds on the Vulkan backend).
+    for p in sorted(set(prompt_lengths))[:2] + [1]:
+        llm.reset()
+        llm.eval(tokens[:p])
+        llm.eval([tokens[p]])
+
     for p in prompt_lengths:
         best = None
         for _ in range(args.repeats):

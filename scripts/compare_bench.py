@@ -1,0 +1,46 @@
+#!/usr/bin/env python3
+"""Prints InferScope's bench figures next to llama.cpp's with ratios (ours / theirs).
+Arguments: ours.json (inferscope-cli bench --json), llama.cpp CPU json, llama.cpp Vulkan json."""
+import json
+import sys
+
+
+def table(doc, table_id):
+    for t in doc["tables"]:
+        if t["id"] == table_id:
+            names = [c["name"] for c in t["columns"]]
+            return [dict(zip(names, row)) for row in t["rows"]]
+    return []
+
+
+def main():
+    ours = json.load(open(sys.argv[1]))
+    cpu = json.load(open(sys.argv[2]))
+    vk = json.load(open(sys.argv[3]))
+    device = {r["property"]: r["value"] for r in table(ours, "bench-device")}
+    print(f"Device: {device.get('name')}  (read bandwidth {device.get('measured read bandwidth (GB/s)', 0):.1f} GB/s)")
+    print()
+    print(f"{'test':<12}{'InferScope':>12}{'llama.cpp CPU':>15}{'llama.cpp VK':>14}{'vs CPU':>9}{'vs VK':>9}")
+    cpu_pp = {r["tokens"]: r["tokens_per_s"] for r in cpu["prompt"]}
+    vk_pp = {r["tokens"]: r["tokens_per_s"] for r in vk["prompt"]}
+    for r in table(ours, "bench-prompt"):
+        p = r["P"]
+        mine = r["tokens/s"]
+        c, v = cpu_pp.get(p), vk_pp.get(p)
+        print(f"{'pp' + str(p):<12}{mine:>12.1f}{c:>15.1f}{v:>14.1f}{mine / c:>8.2f}x{mine / v:>8.2f}x")
+    cpu_tg = {r["context"]: r["tokens_per_s"] for r in cpu["decode"]}
+    vk_tg = {r["context"]: r["tokens_per_s"] for r in vk["decode"]}
+    for r in table(ours, "bench-decode"):
+        if r["batch"] != 1:
+            continue
+        c_ = r["C"]
+        mine = r["tokens/s"]
+        c, v = cpu_tg.get(c_), vk_tg.get(c_)
+        print(f"{'tg@' + str(c_):<12}{mine:>12.2f}{c:>15.2f}{v:>14.2f}{mine / c:>8.2f}x{mine / v:>8.2f}x")
+    print()
+    print("Targets on lavapipe: >= 10x llama.cpp's Vulkan backend and >= 0.5x its CPU backend;")
+    print("on a GPU: >= 1x llama.cpp's Vulkan backend on the same device.")
+
+
+if __name__ == "__main__":
+    main()
