@@ -3,9 +3,13 @@
 #include "widgets/TableModel.hpp"
 
 #include <QHBoxLayout>
+#include <QHeaderView>
 #include <QLabel>
 #include <QLocale>
+#include <QPainter>
 #include <QSlider>
+#include <QStyledItemDelegate>
+#include <QTableView>
 #include <QVBoxLayout>
 #include <algorithm>
 #include <cmath>
@@ -64,13 +68,89 @@ compute::Table outlierDimensions(const ActivationRecord& record) {
     return t;
 }
 
+compute::Table outlierPersistence(const ActivationRecord& record, int dimensions) {
+    compute::Table t;
+    t.id = "outlier-persistence";
+    t.title = "Top dimensions across layers (max |h| / layer median)";
+    t.addColumn("layer");
+    const auto& layers = record.maxAbsPerLayer;
+    if (layers.empty() || layers.front().empty() || dimensions <= 0) return t;
+    const std::size_t hidden = layers.front().size();
+    const std::size_t k = std::min<std::size_t>(std::size_t(dimensions), hidden);
+    std::vector<int> timesInTop(hidden, 0);
+    std::vector<float> peak(hidden, 0.0f);
+    std::vector<double> medians;
+    for (const auto& values : layers) {
+        std::vector<std::size_t> order(values.size());
+        std::iota(order.begin(), order.end(), 0);
+        std::partial_sort(order.begin(), order.begin() + std::ptrdiff_t(std::min(k, order.size())),
+                          order.end(),
+                          [&](std::size_t a, std::size_t b) { return values[a] > values[b]; });
+        for (std::size_t i = 0; i < std::min(k, order.size()); ++i)
+            if (order[i] < hidden) ++timesInTop[order[i]];
+        for (std::size_t d = 0; d < std::min(hidden, values.size()); ++d)
+            peak[d] = std::max(peak[d], values[d]);
+        std::vector<float> sorted(values.begin(), values.end());
+        std::nth_element(sorted.begin(), sorted.begin() + std::ptrdiff_t(sorted.size() / 2),
+                         sorted.end());
+        medians.push_back(sorted.empty() ? 0.0 : double(sorted[sorted.size() / 2]));
+    }
+    std::vector<std::size_t> chosen(hidden);
+    std::iota(chosen.begin(), chosen.end(), 0);
+    std::stable_sort(chosen.begin(), chosen.end(), [&](std::size_t a, std::size_t b) {
+        if (timesInTop[a] != timesInTop[b]) return timesInTop[a] > timesInTop[b];
+        return peak[a] > peak[b];
+    });
+    chosen.resize(k);
+    for (std::size_t d : chosen) t.addColumn("dim " + std::to_string(d), "x", 1);
+    for (std::size_t layer = 0; layer < layers.size(); ++layer) {
+        std::vector<compute::Cell> row{static_cast<std::int64_t>(layer)};
+        for (std::size_t d : chosen) {
+            double value = d < layers[layer].size() ? layers[layer][d] : 0.0;
+            row.push_back(medians[layer] > 0 ? value / medians[layer] : 0.0);
+        }
+        t.addRow(std::move(row));
+    }
+    return t;
+}
+
+namespace {
+// Paints each ratio cell on a log colour scale: white at 1x (typical), full colour at 1000x.
+class HeatDelegate : public QStyledItemDelegate {
+public:
+    using QStyledItemDelegate::QStyledItemDelegate;
+    void paint(QPainter* painter, const QStyleOptionViewItem& option,
+               const QModelIndex& index) const override {
+        if (index.column() > 0) {
+            bool ok = false;
+            double ratio = index.data(TableModel::RawRole).toDouble(&ok);
+            if (ok && ratio > 0) {
+                double heat = std::clamp(std::log10(std::max(ratio, 1.0)) / 3.0, 0.0, 1.0);
+                QColor cold(0xF7, 0xFB, 0xFF), hot(0xD5, 0x5E, 0x00);
+                QColor colour =
+                    QColor::fromRgbF(float(cold.redF() + (hot.redF() - cold.redF()) * heat),
+                                     float(cold.greenF() + (hot.greenF() - cold.greenF()) * heat),
+                                     float(cold.blueF() + (hot.blueF() - cold.blueF()) * heat));
+                painter->fillRect(option.rect, colour);
+                QStyleOptionViewItem text = option;
+                text.palette.setColor(QPalette::Text, heat > 0.6 ? Qt::white : Qt::black);
+                QStyledItemDelegate::paint(painter, text, index);
+                return;
+            }
+        }
+        QStyledItemDelegate::paint(painter, option, index);
+    }
+};
+} // namespace
+
 ActivationOutliersPanel::ActivationOutliersPanel(QWidget* parent)
     : ChartPanel("activation-outliers", tr("Activation outliers"),
                  tr("For each dimension of the residual stream, the largest |h| it reached over "
                     "the prompt, counted on log-scaled bins: a handful of dimensions sit far to "
                     "the right, and they are the same ones layer after layer."),
                  parent),
-      histogram_(new TableModel(this)), outliers_(new TableModel(this)) {
+      histogram_(new TableModel(this)), outliers_(new TableModel(this)),
+      persistence_(new TableModel(this)) {
     setAxis(Qt::Horizontal, tr("max |h| over the prompt (log scale)"), AxisScale::Log);
     setAxis(Qt::Vertical, tr("dimensions"), AxisScale::Linear);
     addSeries(tr("dimensions per bin"), SeriesKind::Area);
@@ -85,8 +165,21 @@ ActivationOutliersPanel::ActivationOutliersPanel(QWidget* parent)
     row->addWidget(layerLabel_);
     row->addWidget(slider_, 1);
     extrasLayout()->addLayout(row);
+    auto* heat = persistenceView_ = new QTableView(this);
+    heat->setObjectName("persistenceView");
+    heat->setModel(persistence_);
+    heat->setItemDelegate(new HeatDelegate(heat));
+    heat->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    heat->verticalHeader()->hide();
+    heat->setMaximumHeight(200);
+    heat->setToolTip(tr("Layers down, the most persistent top dimensions across: each cell is "
+                        "the dimension's max |h| over its layer's median, so a column that stays "
+                        "hot shows an outlier dimension that persists through the network"));
+    extrasLayout()->addWidget(heat);
     connect(slider_, &QSlider::valueChanged, this, [this](int value) {
         rebuildHistogram();
+        if (value < persistence_->rowCount())
+            persistenceView_->scrollTo(persistence_->index(value, 0)); // the chosen layer's row
         emit layerChanged(value);
     });
     connect(histogram_, &QAbstractItemModel::modelReset, this,
@@ -111,6 +204,7 @@ void ActivationOutliersPanel::setActivations(ActivationRecordPtr record) {
         if (high_ <= low_) high_ = low_ * 10;
     }
     outliers_->setTable(record_ ? outlierDimensions(*record_) : compute::Table{});
+    persistence_->setTable(record_ ? outlierPersistence(*record_) : compute::Table{});
     QSignalBlocker block(slider_);
     slider_->setRange(0, std::max(0, layers - 1));
     slider_->setEnabled(layers > 1);
@@ -128,7 +222,7 @@ std::vector<compute::Table> ActivationOutliersPanel::dataTables() const {
     if (!record_ || record_->maxAbsPerLayer.empty()) return {};
     auto histogram = histogram_->table();
     histogram.title += " - layer " + std::to_string(layer());
-    return {histogram, outliers_->table()};
+    return {histogram, outliers_->table(), persistence_->table()};
 }
 
 void ActivationOutliersPanel::rebuildHistogram() {

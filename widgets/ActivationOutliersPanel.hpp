@@ -9,6 +9,7 @@
 
 class QLabel;
 class QSlider;
+class QTableView;
 
 namespace inferscope::widgets {
 
@@ -21,6 +22,11 @@ compute::Table activationHistogram(std::span<const float> maxAbs, double low, do
 // Per layer: median and largest per-dimension max |h|, the largest's dimension, their
 // ratio, and the top three dimensions (do the same ones persist across layers?).
 compute::Table outlierDimensions(const ActivationRecord& record);
+// Layers x top dimensions: the `dimensions` dimensions that most often rank among the top
+// `dimensions` of a layer (ties: the larger peak), as columns "dim <d>"; each cell is that
+// dimension's max |h| over its layer's median. Columns that stay large down the rows are
+// outliers that persist across layers.
+compute::Table outlierPersistence(const ActivationRecord& record, int dimensions = 8);
 
 class ActivationOutliersPanel : public ChartPanel {
     Q_OBJECT
@@ -34,6 +40,7 @@ public:
     int layer() const;
     TableModel* histogramModel() const { return histogram_; }
     TableModel* outlierModel() const { return outliers_; }
+    TableModel* persistenceModel() const { return persistence_; }
     std::vector<compute::Table> dataTables() const override;
 
 signals:
@@ -47,8 +54,10 @@ private:
     double low_ = 1e-3, high_ = 1e3;
     TableModel* histogram_;
     TableModel* outliers_;
+    TableModel* persistence_;
     QSlider* slider_;
     QLabel* layerLabel_;
+    QTableView* persistenceView_;
 };
 
 } // namespace inferscope::widgets

@@ -2,7 +2,10 @@
 
 #include "widgets/TableModel.hpp"
 
+#include <QHeaderView>
 #include <QLocale>
+#include <QTableView>
+#include <QVBoxLayout>
 
 namespace inferscope::widgets {
 
@@ -17,15 +20,32 @@ compute::Table kvCacheTable(const RunRecord& run) {
     t.addColumn("tokens")
         .addColumn("measured", "bytes")
         .addColumn("formula fp32", "bytes")
-        .addColumn("formula fp16", "bytes");
+        .addColumn("formula fp16", "bytes")
+        .addColumn("allocated", "bytes")
+        .addColumn("blocks in use");
     for (const auto& sample : run.kvSamples)
         t.addRow({sample.tokens, static_cast<std::int64_t>(sample.bytes),
                   static_cast<std::int64_t>(run.config.kvBytesPerToken(4)) * sample.tokens,
-                  static_cast<std::int64_t>(run.config.kvBytesPerToken(2)) * sample.tokens});
+                  static_cast<std::int64_t>(run.config.kvBytesPerToken(2)) * sample.tokens,
+                  static_cast<std::int64_t>(sample.allocatedBytes),
+                  static_cast<std::int64_t>(sample.usedBlocks)});
     const auto& c = run.config;
     t.notes.push_back("formula: 2 x " + std::to_string(c.layers) + " layers x " +
                       std::to_string(c.kvHeads) + " KV heads x " + std::to_string(c.headDim) +
                       " head dim x bytes per element");
+    return t;
+}
+
+compute::Table kvCachePerLayerTable(const RunRecord& run) {
+    compute::Table t;
+    t.id = "kv-cache-per-layer";
+    t.title = "KV cache per layer at the last sample (" + run.backend + ")";
+    t.addColumn("layer").addColumn("written", "bytes").addColumn("allocated", "bytes");
+    for (std::size_t layer = 0; layer < run.kvUsedPerLayer.size(); ++layer)
+        t.addRow(
+            {static_cast<std::int64_t>(layer), static_cast<std::int64_t>(run.kvUsedPerLayer[layer]),
+             static_cast<std::int64_t>(
+                 layer < run.kvAllocatedPerLayer.size() ? run.kvAllocatedPerLayer[layer] : 0)});
     return t;
 }
 
@@ -35,12 +55,22 @@ KvCachePanel::KvCachePanel(QWidget* parent)
                     "and KV head, so the cache grows by a fixed number of bytes per token: the "
                     "measured line should lie on the formula for the backend's element size."),
                  parent),
-      model_(new TableModel(this)) {
+      model_(new TableModel(this)), perLayer_(new TableModel(this)) {
     setAxis(Qt::Horizontal, tr("tokens in the cache"), AxisScale::Linear);
     setAxis(Qt::Vertical, tr("KV cache (KiB)"), AxisScale::Linear);
     addSeries(tr("measured (backend)"), SeriesKind::Line);
     addSeries(tr("formula, fp32 elements"), SeriesKind::DashedLine);
     addSeries(tr("formula, fp16 elements"), SeriesKind::DashedLine);
+    addSeries(tr("allocated (whole blocks)"), SeriesKind::Line);
+    auto* view = new QTableView(this);
+    view->setObjectName("kvPerLayer");
+    view->setModel(perLayer_);
+    view->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    view->setMaximumHeight(150);
+    view->verticalHeader()->hide();
+    view->setToolTip(tr("Each layer keeps its own keys and values: the cache is the same "
+                        "slice per layer, times the number of layers"));
+    extrasLayout()->addWidget(view);
     connect(model_, &QAbstractItemModel::modelReset, this, &KvCachePanel::rebuild);
     connect(model_, &QAbstractItemModel::rowsInserted, this, &KvCachePanel::rebuild);
     rebuild();
@@ -48,23 +78,28 @@ KvCachePanel::KvCachePanel(QWidget* parent)
 
 void KvCachePanel::setRun(RunRecordPtr run) {
     run_ = std::move(run);
+    perLayer_->setTable(run_ ? kvCachePerLayerTable(*run_) : compute::Table{});
     model_->setTable(run_ ? kvCacheTable(*run_) : compute::Table{});
 }
 
 std::vector<compute::Table> KvCachePanel::dataTables() const {
     if (model_->rowCount() == 0) return {};
-    return {model_->table()};
+    if (perLayer_->rowCount() == 0) return {model_->table()};
+    return {model_->table(), perLayer_->table()};
 }
 
 void KvCachePanel::rebuild() {
-    QList<QPointF> measured, fp32, fp16;
+    QList<QPointF> measured, fp32, fp16, allocated;
     for (int row = 0; row < model_->rowCount(); ++row) {
         double tokens = model_->number(row, 0);
         measured.append(QPointF(tokens, model_->number(row, 1) / kKiB));
         fp32.append(QPointF(tokens, model_->number(row, 2) / kKiB));
         fp16.append(QPointF(tokens, model_->number(row, 3) / kKiB));
+        if (model_->number(row, 4) > 0)
+            allocated.append(QPointF(tokens, model_->number(row, 4) / kKiB));
     }
-    setSeriesPoints({{Measured, measured}, {FormulaFp32, fp32}, {FormulaFp16, fp16}});
+    setSeriesPoints(
+        {{Measured, measured}, {FormulaFp32, fp32}, {FormulaFp16, fp16}, {Allocated, allocated}});
     if (!run_ || run_->kvSamples.empty()) {
         setSummary({});
         return;
@@ -90,6 +125,12 @@ void KvCachePanel::rebuild() {
                         formula, locale.toString(qulonglong(c.kvBytesPerToken(4))),
                         locale.toString(qulonglong(c.kvBytesPerToken(2))));
     }
+    if (run_->kvBlockSize > 0 && last.usedBlocks > 0)
+        text += tr(" · %1 blocks of %2 positions in use (of %3), %4 KiB allocated")
+                    .arg(last.usedBlocks)
+                    .arg(run_->kvBlockSize)
+                    .arg(run_->kvCapacityBlocks)
+                    .arg(locale.toString(static_cast<double>(last.allocatedBytes) / kKiB, 'f', 1));
     setSummary(text);
 }
 

@@ -8,17 +8,22 @@ namespace inferscope::widgets {
 
 class TableModel;
 
-// One row per sample: tokens held, bytes measured, and the formula at fp32 and fp16.
+// One row per sample: tokens held, bytes measured, and the formula at fp32 and fp16, then
+// the bytes allocated in whole blocks and the blocks in use (paged caches; else 0).
 compute::Table kvCacheTable(const RunRecord& run);
+// At the run's last sample, one row per layer: bytes written and bytes allocated.
+compute::Table kvCachePerLayerTable(const RunRecord& run);
 
 class KvCachePanel : public ChartPanel {
     Q_OBJECT
 public:
-    enum Series { Measured, FormulaFp32, FormulaFp16 }; // formulas drawn over the measured line
+    // Formulas drawn over the measured line; allocated: whole blocks (a staircase).
+    enum Series { Measured, FormulaFp32, FormulaFp16, Allocated };
 
     explicit KvCachePanel(QWidget* parent = nullptr);
     void setRun(RunRecordPtr run);
     TableModel* model() const { return model_; }
+    TableModel* perLayerModel() const { return perLayer_; }
     std::vector<compute::Table> dataTables() const override;
 
 private:
@@ -26,6 +31,7 @@ private:
 
     RunRecordPtr run_;
     TableModel* model_;
+    TableModel* perLayer_;
 };
 
 } // namespace inferscope::widgets

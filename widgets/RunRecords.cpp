@@ -13,4 +13,14 @@ double RunRecord::prefillTokensPerSecond() const {
     return prefillSeconds > 0 ? static_cast<double>(promptTokens) / prefillSeconds : 0.0;
 }
 
+double CachingComparison::cachedTotalSeconds() const {
+    return std::accumulate(cachedStepSeconds.begin(), cachedStepSeconds.end(),
+                           cachedPrefillSeconds);
+}
+
+double CachingComparison::uncachedTotalSeconds() const {
+    return std::accumulate(uncachedStepSeconds.begin(), uncachedStepSeconds.end(),
+                           uncachedPrefillSeconds);
+}
+
 } // namespace inferscope::widgets

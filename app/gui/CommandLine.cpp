@@ -2,12 +2,14 @@
 
 #include "app/gui/MainWindow.hpp"
 #include "models/LoadedModel.hpp"
+#include "widgets/LabSelection.hpp"
 
 #include <QCheckBox>
 #include <QCommandLineParser>
 #include <QCoreApplication>
 #include <QPixmap>
 #include <QPlainTextEdit>
+#include <QRegularExpression>
 #include <QSpinBox>
 #include <QTimer>
 #include <cstdio>
@@ -30,6 +32,10 @@ CommandLineOptions parseCommandLine(const QStringList& arguments, QString* error
     QCommandLineOption chat("chat", "Wrap the prompt in the model's chat template.");
     QCommandLineOption scale("scale", "Presentation scale for text and charts (e.g. 1.5).",
                              "factor");
+    QCommandLineOption backend(
+        "backend", "Backend: 'vulkan' (the first device), 'vulkan:N' or 'cpu'.", "name");
+    QCommandLineOption tab("tab", "Panel to show, by id (timings, kv-cache, schemes, ...).", "id");
+    QCommandLineOption layer("layer", "Layer the activation panels show (after the run).", "n");
     QCommandLineOption run("run", "Generate once the model is loaded.");
     QCommandLineOption exportTo("export",
                                 "Write every panel's PNG, SVG, CSV and JSON into "
@@ -38,8 +44,8 @@ CommandLineOptions parseCommandLine(const QStringList& arguments, QString* error
     QCommandLineOption screenshot("screenshot", "Save the whole window as a PNG file when done.",
                                   "file");
     QCommandLineOption quit("quit", "Quit when the steps above are done (status 1 if one failed).");
-    parser.addOptions(
-        {model, prompt, maxTokens, noChat, chat, scale, run, exportTo, screenshot, quit});
+    parser.addOptions({model, prompt, maxTokens, noChat, chat, scale, backend, tab, layer, run,
+                       exportTo, screenshot, quit});
     parser.process(arguments); // --help / --version / unknown options exit here
 
     CommandLineOptions options;
@@ -73,6 +79,23 @@ CommandLineOptions parseCommandLine(const QStringList& arguments, QString* error
         }
         options.scale = s;
     }
+    options.backend = parser.value(backend);
+    if (options.backend == "vulkan") options.backend = "vulkan:0";
+    if (!options.backend.isEmpty() && options.backend != "cpu" &&
+        !QRegularExpression("^vulkan:[0-9]+$").match(options.backend).hasMatch()) {
+        *error = "--backend wants cpu, vulkan or vulkan:N";
+        return options;
+    }
+    options.tab = parser.value(tab);
+    if (parser.isSet(layer)) {
+        bool ok = false;
+        int n = parser.value(layer).toInt(&ok);
+        if (!ok || n < 0) {
+            *error = "--layer wants a layer number (0 is the first)";
+            return options;
+        }
+        options.layer = n;
+    }
     options.run = parser.isSet(run);
     options.exportFolder = parser.value(exportTo);
     options.screenshot = parser.value(screenshot);
@@ -88,6 +111,9 @@ void ScriptRunner::start() {
     if (options_.maxTokens) window_.maxTokensBox()->setValue(*options_.maxTokens);
     if (options_.chat) window_.chatToggle()->setChecked(*options_.chat);
     if (options_.scale) window_.setPresentationScale(*options_.scale);
+    if (!options_.backend.isEmpty())
+        window_.setBackendChoice(BackendChoice::fromKey(options_.backend));
+    if (!options_.tab.isEmpty()) window_.showPanel(options_.tab);
     connect(&window_, &MainWindow::modelLoadFailed, this,
             [this](const QString& error) { finish(1, "could not load the model: " + error); });
     connect(&window_, &MainWindow::modelLoadCancelled, this,
@@ -128,6 +154,10 @@ void ScriptRunner::afterModel() {
 void ScriptRunner::afterRun(bool ok) {
     if (done_) return;
     if (!ok) return finish(1, "generation failed");
+    if (options_.layer) {
+        window_.selection()->setLayer(*options_.layer);
+        QCoreApplication::processEvents(); // relayout before the screenshot grabs the window
+    }
     if (!options_.exportFolder.isEmpty()) {
         QString error;
         exported_ = window_.exportAll(options_.exportFolder, &error);

@@ -1,16 +1,23 @@
 #include "app/gui/MainWindow.hpp"
 
+#include "compute/WeightFormat.hpp"
 #include "models/LoadedModel.hpp"
 #include "widgets/ActivationOutliersPanel.hpp"
+#include "widgets/CachingPanel.hpp"
 #include "widgets/ChartExport.hpp"
+#include "widgets/KernelTimingsPanel.hpp"
 #include "widgets/KvCachePanel.hpp"
+#include "widgets/LabSelection.hpp"
 #include "widgets/ModelCardPanel.hpp"
+#include "widgets/QuantLevelsPanel.hpp"
+#include "widgets/SchemesPanel.hpp"
 #include "widgets/TimingsPanel.hpp"
 
 #include <QAction>
 #include <QApplication>
 #include <QCheckBox>
 #include <QCloseEvent>
+#include <QComboBox>
 #include <QDir>
 #include <QDoubleSpinBox>
 #include <QDragEnterEvent>
@@ -52,7 +59,8 @@ QString firstLocalPath(const QMimeData* mime) {
 } // namespace
 
 MainWindow::MainWindow(BackendFactory factory, QWidget* parent)
-    : QMainWindow(parent), worker_(std::make_unique<GenerationWorker>(std::move(factory))) {
+    : QMainWindow(parent), factoryInjected_(static_cast<bool>(factory)) {
+    worker_ = std::make_unique<GenerationWorker>(std::move(factory));
     setWindowTitle(tr("InferScope"));
     setObjectName("InferScopeMainWindow");
     setAcceptDrops(true);
@@ -75,6 +83,15 @@ MainWindow::MainWindow(BackendFactory factory, QWidget* parent)
     connect(w, &GenerationWorker::activationsReady, this, &MainWindow::onActivations);
     connect(w, &GenerationWorker::generationFinished, this, &MainWindow::onGenerationFinished);
     connect(w, &GenerationWorker::generationFailed, this, &MainWindow::onGenerationFailed);
+    connect(w, &GenerationWorker::comparisonProgress, this,
+            [this](quint64 job, const QString& stage) {
+                if (job == compareJob_) statusLabel_->setText(stage);
+            });
+    connect(w, &GenerationWorker::comparisonFinished, this, &MainWindow::onComparisonFinished);
+    connect(w, &GenerationWorker::comparisonFailed, this, &MainWindow::onComparisonFailed);
+    connect(w, &GenerationWorker::schemeReportProgress, this, &MainWindow::onSchemeReportProgress);
+    connect(w, &GenerationWorker::schemeReportFinished, this, &MainWindow::onSchemeReportFinished);
+    connect(w, &GenerationWorker::schemeReportFailed, this, &MainWindow::onSchemeReportFailed);
     workerThread_.start();
 
     buildUi();
@@ -91,6 +108,8 @@ MainWindow::MainWindow(BackendFactory factory, QWidget* parent)
 
 MainWindow::~MainWindow() {
     if (runCancel_) runCancel_->store(true);
+    if (compareCancel_) compareCancel_->store(true);
+    if (schemeCancel_) schemeCancel_->store(true);
     if (loadTicket_) loadTicket_->cancel();
     workerThread_.quit();
     workerThread_.wait();
@@ -118,6 +137,28 @@ void MainWindow::buildUi() {
     modelRow->addWidget(modelLabel_, 1);
     modelRow->addWidget(openButton);
     column->addWidget(modelBox);
+
+    auto* backendGroup = new QGroupBox(tr("Backend"), controls);
+    auto* backendLayout = new QVBoxLayout(backendGroup);
+    backendBox_ = new QComboBox(backendGroup);
+    backendBox_->setObjectName("backendBox");
+    for (const auto& option : availableBackends())
+        backendBox_->addItem(option.label, option.choice.key());
+    backendBox_->setToolTip(
+        factoryInjected_ ? tr("The backend is fixed by whoever started the window")
+                         : tr("Where the transformer runs: a Vulkan device (the GPU engine) or "
+                              "the plain CPU reference (the oracle); switching reloads the model"));
+    backendBox_->setEnabled(!factoryInjected_);
+    profileCheck_ = new QCheckBox(tr("Profile kernels (GPU timestamps)"), backendGroup);
+    profileCheck_->setObjectName("profileKernels");
+    profileCheck_->setToolTip(tr("Time every kernel with GPU timestamps; they put a barrier "
+                                 "after each dispatch, so steps run slower while this is on"));
+    backendLayout->addWidget(backendBox_);
+    backendLayout->addWidget(profileCheck_);
+    column->addWidget(backendGroup);
+    connect(backendBox_, &QComboBox::activated, this, [this](int index) {
+        setBackendChoice(BackendChoice::fromKey(backendBox_->itemData(index).toString()));
+    });
 
     auto* promptBox = new QGroupBox(tr("Prompt"), controls);
     auto* promptLayout = new QVBoxLayout(promptBox);
@@ -195,7 +236,51 @@ void MainWindow::buildUi() {
     kvCache_ = new widgets::KvCachePanel(tabs_);
     outliers_ = new widgets::ActivationOutliersPanel(tabs_);
     modelCard_ = new widgets::ModelCardPanel(tabs_);
-    for (auto* panel : panels()) tabs_->addTab(panel, panel->title());
+    kernels_ = new widgets::KernelTimingsPanel(tabs_);
+    caching_ = new widgets::CachingPanel(tabs_);
+    levels_ = new widgets::QuantLevelsPanel(tabs_);
+    schemes_ = new widgets::SchemesPanel(tabs_);
+    for (auto* panel : panels()) {
+        tabs_->addTab(panel, panel->title());
+        tabs_->setTabToolTip(tabs_->count() - 1, panel->explanation());
+    }
+
+    // The shared selection: the layer and the scheme the lab panels look at.
+    selection_ = new widgets::LabSelection(this);
+    connect(outliers_, &widgets::ActivationOutliersPanel::layerChanged, selection_,
+            &widgets::LabSelection::setLayer);
+    connect(levels_, &widgets::QuantLevelsPanel::layerChanged, selection_,
+            &widgets::LabSelection::setLayer);
+    connect(selection_, &widgets::LabSelection::layerChanged, outliers_,
+            &widgets::ActivationOutliersPanel::setLayer);
+    connect(selection_, &widgets::LabSelection::layerChanged, levels_,
+            &widgets::QuantLevelsPanel::setLayer);
+    connect(schemes_, &widgets::SchemesPanel::currentSchemeChanged, selection_,
+            &widgets::LabSelection::setScheme);
+    connect(selection_, &widgets::LabSelection::schemeChanged, schemes_,
+            &widgets::SchemesPanel::setCurrentScheme);
+    schemes_->setCurrentScheme(selection_->scheme());
+
+    connect(caching_, &widgets::CachingPanel::runRequested, this, &MainWindow::compareCaching);
+    connect(schemes_, &widgets::SchemesPanel::weightReportRequested, this,
+            [this](const QStringList& schemes) {
+                SchemeReportRequest request;
+                request.schemes = schemes;
+                runSchemeReport(request);
+            });
+    connect(schemes_, &widgets::SchemesPanel::qualityReportRequested, this,
+            [this](const QStringList& schemes, int perplexityTokens, int questions) {
+                SchemeReportRequest request;
+                request.schemes = schemes;
+                request.quality = true;
+                request.perplexityTokens = perplexityTokens;
+                request.batteryQuestions = questions;
+                runSchemeReport(request);
+            });
+    connect(schemes_, &widgets::SchemesPanel::cancelRequested, this,
+            &MainWindow::cancelSchemeReport);
+    connect(schemes_, &widgets::SchemesPanel::generationSchemeRequested, this,
+            &MainWindow::setGenerationScheme);
 
     scroll->setWidget(controls);
     splitter_->addWidget(scroll);
@@ -263,7 +348,7 @@ void MainWindow::buildMenus() {
 }
 
 QList<widgets::ChartPanel*> MainWindow::panels() const {
-    return {timings_, kvCache_, outliers_, modelCard_};
+    return {timings_, kernels_, caching_, kvCache_, outliers_, levels_, schemes_, modelCard_};
 }
 
 void MainWindow::applySettingsToUi() {
@@ -282,6 +367,12 @@ void MainWindow::applySettingsToUi() {
          std::initializer_list<QWidget*>{temperatureSpin_, topKSpin_, topPSpin_, seedSpin_})
         box->setEnabled(!settings_.greedy);
     setPresentationScale(settings_.presentationScale);
+    profileCheck_->setChecked(settings_.profileKernels);
+    // The saved backend if it still exists, else the first entry (a Vulkan device if any).
+    int index = backendBox_->findData(settings_.backend);
+    if (settings_.backend.isEmpty() || index < 0) index = 0;
+    backendBox_->setCurrentIndex(index);
+    backendChoice_ = BackendChoice::fromKey(backendBox_->itemData(index).toString());
 }
 
 void MainWindow::readSettingsFromUi() {
@@ -295,6 +386,8 @@ void MainWindow::readSettingsFromUi() {
     settings_.seed = seedSpin_->value();
     settings_.repeatPenalty = repeatPenaltySpin_->value();
     settings_.maxTokens = maxTokensSpin_->value();
+    settings_.profileKernels = profileCheck_->isChecked();
+    if (!factoryInjected_) settings_.backend = backendChoice_.key();
 }
 
 void MainWindow::saveSettings() {
@@ -314,7 +407,7 @@ void MainWindow::updateRecentMenu() {
 }
 
 void MainWindow::updateActions() {
-    const bool canGenerate = hasModel() && !isGenerating() && !isLoading();
+    const bool canGenerate = hasModel() && !isBusy() && !isLoading();
     generateAction_->setEnabled(canGenerate);
     generateButton_->setEnabled(canGenerate);
     stopAction_->setEnabled(isGenerating());
@@ -322,6 +415,11 @@ void MainWindow::updateActions() {
     chatCheck_->setEnabled(!hasModel() || modelHasChat_);
     progress_->setVisible(isLoading());
     cancelLoadButton_->setVisible(isLoading());
+    caching_->setRunning(isComparing());
+    caching_->runButton()->setEnabled(canGenerate);
+    schemes_->setRunning(isReporting());
+    schemes_->weightButton()->setEnabled(canGenerate);
+    schemes_->qualityButton()->setEnabled(canGenerate);
 }
 
 void MainWindow::setPresentationScale(double scale) {
@@ -363,13 +461,23 @@ void MainWindow::openModelDialog() {
     loadModel(path);
 }
 
-void MainWindow::loadModel(const QString& path) {
-    if (path.isEmpty()) return;
+void MainWindow::dropJobs() {
     if (isGenerating()) {
         stop();
         runJob_ = 0; // its answers are about the old model: drop them
         runCancel_.reset();
     }
+    lastRunJob_ = 0;
+    if (compareCancel_) compareCancel_->store(true);
+    if (schemeCancel_) schemeCancel_->store(true);
+    compareJob_ = schemeJob_ = 0;
+    compareCancel_.reset();
+    schemeCancel_.reset();
+}
+
+void MainWindow::loadModel(const QString& path) {
+    if (path.isEmpty()) return;
+    dropJobs();
     if (loadTicket_) loadTicket_->cancel();
     loadJob_ = nextJob_++;
     loadTicket_ = std::make_shared<LoadTicket>();
@@ -379,9 +487,8 @@ void MainWindow::loadModel(const QString& path) {
     updateActions();
     QMetaObject::invokeMethod(
         worker_.get(),
-        [worker = worker_.get(), job = loadJob_, path, ticket = loadTicket_] {
-            worker->loadModel(job, path, ticket);
-        },
+        [worker = worker_.get(), job = loadJob_, path, ticket = loadTicket_,
+         choice = backendChoice_] { worker->loadModel(job, path, ticket, choice); },
         Qt::QueuedConnection);
 }
 
@@ -413,6 +520,7 @@ void MainWindow::onModelLoaded(quint64 job, const LoadedModelInfo& info) {
     }
     modelPath_ = info.path;
     modelHasChat_ = info.chatTemplate;
+    backendName_ = info.backend;
     updateActions(); // enables the chat toggle only for a model with a chat template
     modelLabel_->setText(tr("<b>%1</b><br>%2 · backend: %3")
                              .arg(info.displayName.toHtmlEscaped(),
@@ -423,9 +531,24 @@ void MainWindow::onModelLoaded(quint64 job, const LoadedModelInfo& info) {
     else
         chatCheck_->setChecked(settings_.chat);
     modelCard_->setModel(info.card);
+    // Two thirds of the way up, where the chapter looks (its layer 16 of 24).
+    selection_->setLayer(int(info.card->config.layers) * 2 / 3);
     timings_->setRun(nullptr);
     kvCache_->setRun(nullptr);
     outliers_->setActivations(nullptr);
+    kernels_->setRun(nullptr);
+    caching_->setComparison(nullptr);
+    levels_->setActivations(nullptr);
+    schemes_->clearReports();
+    {
+        const QString format = backendChoice_.weightFormat.empty()
+                                   ? QString("fp16")
+                                   : QString::fromStdString(backendChoice_.weightFormat);
+        schemes_->setGenerationScheme(
+            factoryInjected_ || backendChoice_.kind == BackendChoice::Kind::Cpu ? QString("fp32")
+                                                                                : format,
+            true);
+    }
     settings_.lastModel = info.path;
     settings_.firstStart = false;
     settings_.addRecentModel(info.path);
@@ -452,8 +575,7 @@ void MainWindow::onLoadCancelled(quint64) {
     // cancelLoad() already restored the window; nothing to do for the worker's echo.
 }
 
-bool MainWindow::generate() {
-    if (!hasModel() || isGenerating() || isLoading()) return false;
+GenerationRequest MainWindow::requestFromUi() {
     readSettingsFromUi();
     GenerationRequest request;
     request.prompt = promptEdit_->toPlainText().toStdString();
@@ -466,8 +588,14 @@ bool MainWindow::generate() {
     request.sampling.topP = static_cast<float>(topPSpin_->value());
     request.sampling.seed = static_cast<std::uint64_t>(seedSpin_->value());
     request.sampling.repeatPenalty = static_cast<float>(repeatPenaltySpin_->value());
+    request.kernelTimings = profileCheck_->isChecked();
+    return request;
+}
 
-    runJob_ = nextJob_++;
+bool MainWindow::generate() {
+    if (!hasModel() || isBusy() || isLoading()) return false;
+    GenerationRequest request = requestFromUi();
+    runJob_ = lastRunJob_ = nextJob_++;
     runCancel_ = std::make_shared<std::atomic<bool>>(false);
     outputEdit_->clear();
     statusLabel_->setText(tr("Generating…"));
@@ -502,13 +630,19 @@ void MainWindow::onTextGenerated(quint64 job, const QString& text) {
 void MainWindow::onRunProgress(quint64 job, const widgets::RunRecordPtr& run) {
     if (job != runJob_) return;
     timings_->setRun(run);
+    kernels_->setRun(run);
     kvCache_->setRun(run);
     statusLabel_->setText(tr("Generating… %1 tokens").arg(run->generatedTokens));
 }
 
 void MainWindow::onActivations(quint64 job, const widgets::ActivationRecordPtr& record) {
-    if (job != runJob_) return;
+    // The GPU's full recording comes just after its run finished: still the latest run.
+    if (job == 0 || (job != runJob_ && job != lastRunJob_)) return;
     outliers_->setActivations(record);
+    levels_->setActivations(record);
+    // The panels had no layers before their data: now they can show the selected one.
+    outliers_->setLayer(selection_->layer());
+    levels_->setLayer(selection_->layer());
 }
 
 void MainWindow::onGenerationFinished(quint64 job, const widgets::RunRecordPtr& run,
@@ -517,6 +651,7 @@ void MainWindow::onGenerationFinished(quint64 job, const widgets::RunRecordPtr& 
     runJob_ = 0;
     runCancel_.reset();
     timings_->setRun(run);
+    kernels_->setRun(run);
     kvCache_->setRun(run);
     outputEdit_->setPlainText(text);
     QLocale locale;
@@ -537,6 +672,130 @@ void MainWindow::onGenerationFailed(quint64 job, const QString& error) {
     statusLabel_->setText(tr("Generation failed"));
     showError(tr("Generation failed"), error);
     emit generationFinished(false);
+}
+
+void MainWindow::setBackendChoice(const BackendChoice& choice) {
+    if (factoryInjected_) return;
+    int index = backendBox_->findData(choice.key());
+    if (index < 0) return; // no such device here
+    backendBox_->setCurrentIndex(index);
+    const bool changed = !(choice == backendChoice_);
+    backendChoice_ = choice;
+    settings_.backend = choice.key();
+    if (changed && hasModel()) loadModel(modelPath_);
+}
+
+void MainWindow::showPanel(const QString& panelId) {
+    for (auto* panel : panels())
+        if (panel->panelId() == panelId) tabs_->setCurrentWidget(panel);
+}
+
+bool MainWindow::compareCaching(int tokens) {
+    if (!hasModel() || isBusy() || isLoading()) return false;
+    GenerationRequest request = requestFromUi();
+    request.maxNewTokens = tokens;
+    compareJob_ = nextJob_++;
+    compareCancel_ = std::make_shared<std::atomic<bool>>(false);
+    statusLabel_->setText(tr("Cached vs uncached: %1 tokens each…").arg(tokens));
+    updateActions();
+    QMetaObject::invokeMethod(
+        worker_.get(),
+        [worker = worker_.get(), job = compareJob_, request, cancel = compareCancel_] {
+            worker->compareCaching(job, request, cancel);
+        },
+        Qt::QueuedConnection);
+    return true;
+}
+
+void MainWindow::onComparisonFinished(quint64 job, const widgets::CachingComparisonPtr& result) {
+    if (job != compareJob_) return;
+    compareJob_ = 0;
+    compareCancel_.reset();
+    caching_->setComparison(result);
+    statusLabel_->setText(caching_->summaryText());
+    updateActions();
+    emit comparisonFinished(true);
+}
+
+void MainWindow::onComparisonFailed(quint64 job, const QString& error) {
+    if (job != compareJob_) return;
+    compareJob_ = 0;
+    compareCancel_.reset();
+    updateActions();
+    statusLabel_->setText(tr("Cached vs uncached failed"));
+    showError(tr("Cached vs uncached failed"), error);
+    emit comparisonFinished(false);
+}
+
+bool MainWindow::runSchemeReport(const SchemeReportRequest& request) {
+    if (!hasModel() || isBusy() || isLoading()) return false;
+    schemeJob_ = nextJob_++;
+    schemeCancel_ = std::make_shared<std::atomic<bool>>(false);
+    statusLabel_->setText(request.quality ? tr("Measuring the schemes' quality…")
+                                          : tr("Measuring the schemes' weight errors…"));
+    updateActions();
+    QMetaObject::invokeMethod(
+        worker_.get(),
+        [worker = worker_.get(), job = schemeJob_, request, cancel = schemeCancel_] {
+            worker->schemeReport(job, request, cancel);
+        },
+        Qt::QueuedConnection);
+    return true;
+}
+
+void MainWindow::cancelSchemeReport() {
+    if (!isReporting()) return;
+    schemeCancel_->store(true);
+    schemeJob_ = 0; // whatever it still sends is dropped
+    schemeCancel_.reset();
+    statusLabel_->setText(tr("Scheme report cancelled"));
+    updateActions();
+    emit schemeReportFinished(false);
+}
+
+void MainWindow::onSchemeReportProgress(quint64 job, const QString& line, int percent) {
+    if (job != schemeJob_) return;
+    schemes_->setProgress(line, percent);
+}
+
+void MainWindow::onSchemeReportFinished(quint64 job, bool quality, const TablesPtr& tables) {
+    if (job != schemeJob_) return;
+    schemeJob_ = 0;
+    schemeCancel_.reset();
+    if (quality)
+        schemes_->setQualityReport(*tables);
+    else
+        schemes_->setWeightReport(*tables);
+    statusLabel_->setText(schemes_->summaryText());
+    updateActions();
+    emit schemeReportFinished(true);
+}
+
+void MainWindow::onSchemeReportFailed(quint64 job, const QString& error) {
+    if (job != schemeJob_) return;
+    schemeJob_ = 0;
+    schemeCancel_.reset();
+    updateActions();
+    statusLabel_->setText(tr("Scheme report failed"));
+    if (error != "cancelled") showError(tr("Scheme report failed"), error);
+    emit schemeReportFinished(false);
+}
+
+void MainWindow::setGenerationScheme(const QString& scheme) {
+    const auto format = compute::weightFormatFromName(scheme.toStdString());
+    const bool onVulkan = !factoryInjected_ && backendChoice_.kind == BackendChoice::Kind::Vulkan;
+    if (!format || !onVulkan) {
+        schemes_->setGenerationScheme(scheme, false);
+        statusLabel_->setText(
+            !format
+                ? tr("%1 is host-analysis only: the GPU engine has no kernel for it").arg(scheme)
+                : tr("%1 runs on the Vulkan backend; the CPU reference computes in fp32")
+                      .arg(scheme));
+        return;
+    }
+    backendChoice_.weightFormat = scheme.toStdString();
+    schemes_->setGenerationScheme(scheme, true);
+    if (hasModel()) loadModel(modelPath_);
 }
 
 QStringList MainWindow::exportAll(const QString& folder, QString* error) {
@@ -576,6 +835,8 @@ void MainWindow::showError(const QString& title, const QString& message) {
 void MainWindow::closeEvent(QCloseEvent* event) {
     saveSettings();
     if (runCancel_) runCancel_->store(true);
+    if (compareCancel_) compareCancel_->store(true);
+    if (schemeCancel_) schemeCancel_->store(true);
     QMainWindow::closeEvent(event);
 }
 

@@ -11,6 +11,7 @@
 
 class QAction;
 class QCheckBox;
+class QComboBox;
 class QDoubleSpinBox;
 class QLabel;
 class QLineEdit;
@@ -25,9 +26,14 @@ class QToolButton;
 
 namespace inferscope::widgets {
 class ActivationOutliersPanel;
+class CachingPanel;
 class ChartPanel;
+class KernelTimingsPanel;
 class KvCachePanel;
+class LabSelection;
 class ModelCardPanel;
+class QuantLevelsPanel;
+class SchemesPanel;
 class TimingsPanel;
 } // namespace inferscope::widgets
 
@@ -36,7 +42,9 @@ namespace inferscope::gui {
 class MainWindow : public QMainWindow {
     Q_OBJECT
 public:
-    explicit MainWindow(BackendFactory factory = cpuBackendFactory(), QWidget* parent = nullptr);
+    // An empty factory: the backend selector decides (Vulkan when a device exists); a given
+    // factory (tests) replaces the selector's choice.
+    explicit MainWindow(BackendFactory factory = {}, QWidget* parent = nullptr);
     ~MainWindow() override;
 
     // The model named in the settings, or on first start the default model if set-up placed it.
@@ -45,12 +53,24 @@ public:
     bool isLoading() const { return loadJob_ != 0; }
     bool isGenerating() const { return runJob_ != 0; }
     bool hasModel() const { return !modelPath_.isEmpty(); }
+    bool isComparing() const { return compareJob_ != 0; }
+    bool isReporting() const { return schemeJob_ != 0; }
+    bool isBusy() const { return isGenerating() || isComparing() || isReporting(); }
+    BackendChoice backendChoice() const { return backendChoice_; }
+    QString backendName() const { return backendName_; }
 
     QList<widgets::ChartPanel*> panels() const;
     widgets::TimingsPanel* timingsPanel() const { return timings_; }
     widgets::KvCachePanel* kvCachePanel() const { return kvCache_; }
     widgets::ModelCardPanel* modelCardPanel() const { return modelCard_; }
     widgets::ActivationOutliersPanel* outliersPanel() const { return outliers_; }
+    widgets::KernelTimingsPanel* kernelsPanel() const { return kernels_; }
+    widgets::CachingPanel* cachingPanel() const { return caching_; }
+    widgets::QuantLevelsPanel* levelsPanel() const { return levels_; }
+    widgets::SchemesPanel* schemesPanel() const { return schemes_; }
+    widgets::LabSelection* selection() const { return selection_; }
+    QComboBox* backendBox() const { return backendBox_; }
+    QCheckBox* profileToggle() const { return profileCheck_; }
     QPlainTextEdit* promptEditor() const { return promptEdit_; }
     QPlainTextEdit* outputView() const { return outputEdit_; }
     QCheckBox* chatToggle() const { return chatCheck_; }
@@ -68,6 +88,16 @@ public slots:
     // Every panel's PNG, SVG, CSV and JSON into folder; returns the files (empty on error).
     QStringList exportAll(const QString& folder, QString* error = nullptr);
     void setPresentationScale(double scale);
+    // Picks the backend (and reloads the model on it, if one is loaded).
+    void setBackendChoice(const BackendChoice& choice);
+    void showPanel(const QString& panelId);
+    // Cached then uncached, `tokens` greedy tokens each (false: busy or no model).
+    bool compareCaching(int tokens);
+    // The quantization lab's weight-error or quality report (false: busy or no model).
+    bool runSchemeReport(const SchemeReportRequest& request);
+    void cancelSchemeReport();
+    // Generation with a lab scheme: reloads on the GPU if it has that format, else says why not.
+    void setGenerationScheme(const QString& scheme);
 
 signals:
     void modelLoaded(const QString& path);
@@ -75,6 +105,8 @@ signals:
     void modelLoadCancelled();
     void generationFinished(bool completed); // false: failed (stopped runs complete)
     void exported(const QStringList& files);
+    void comparisonFinished(bool completed);
+    void schemeReportFinished(bool completed); // false: failed or cancelled
 
 protected:
     void closeEvent(QCloseEvent* event) override;
@@ -103,12 +135,25 @@ private:
     void onActivations(quint64 job, const widgets::ActivationRecordPtr& record);
     void onGenerationFinished(quint64 job, const widgets::RunRecordPtr& run, const QString& text);
     void onGenerationFailed(quint64 job, const QString& error);
+    void onComparisonFinished(quint64 job, const widgets::CachingComparisonPtr& result);
+    void onComparisonFailed(quint64 job, const QString& error);
+    void onSchemeReportProgress(quint64 job, const QString& line, int percent);
+    void onSchemeReportFinished(quint64 job, bool quality, const TablesPtr& tables);
+    void onSchemeReportFailed(quint64 job, const QString& error);
+    void dropJobs(); // answers to running side jobs belong to the old model
+    GenerationRequest requestFromUi();
 
     GuiSettings settings_;
     QThread workerThread_;
     std::unique_ptr<GenerationWorker> worker_; // lives on workerThread_, deleted after it ends
     quint64 nextJob_ = 1;
     quint64 loadJob_ = 0, runJob_ = 0; // 0: none; answers to other jobs are dropped
+    quint64 lastRunJob_ = 0; // the latest run, finished or not: its late activations still count
+    quint64 compareJob_ = 0, schemeJob_ = 0;
+    CancelFlag compareCancel_, schemeCancel_;
+    bool factoryInjected_ = false;
+    BackendChoice backendChoice_;
+    QString backendName_;
     LoadTicketPtr loadTicket_;
     CancelFlag runCancel_;
     QString modelPath_, loadingPath_;
@@ -135,6 +180,13 @@ private:
     widgets::KvCachePanel* kvCache_ = nullptr;
     widgets::ModelCardPanel* modelCard_ = nullptr;
     widgets::ActivationOutliersPanel* outliers_ = nullptr;
+    widgets::KernelTimingsPanel* kernels_ = nullptr;
+    widgets::CachingPanel* caching_ = nullptr;
+    widgets::QuantLevelsPanel* levels_ = nullptr;
+    widgets::SchemesPanel* schemes_ = nullptr;
+    widgets::LabSelection* selection_ = nullptr;
+    QComboBox* backendBox_ = nullptr;
+    QCheckBox* profileCheck_ = nullptr;
     QLabel* statusLabel_ = nullptr;
     QProgressBar* progress_ = nullptr;
     QToolButton* cancelLoadButton_ = nullptr;

@@ -20,6 +20,8 @@ GuiSettings GuiSettings::load(const QSettings& s) {
     g.repeatPenalty =
         std::clamp(s.value("sampling/repeatPenalty", g.repeatPenalty).toDouble(), 0.5, 3.0);
     g.maxTokens = std::clamp(s.value("sampling/maxTokens", g.maxTokens).toInt(), 1, 4096);
+    g.backend = s.value("backend/choice", g.backend).toString();
+    g.profileKernels = s.value("backend/profileKernels", g.profileKernels).toBool();
     g.presentationScale =
         std::clamp(s.value("view/scale", g.presentationScale).toDouble(), 0.5, 3.0);
     g.geometry = s.value("view/geometry").toByteArray();
@@ -41,6 +43,8 @@ void GuiSettings::save(QSettings& s) const {
     s.setValue("sampling/repeatPenalty", repeatPenalty);
     s.setValue("sampling/maxTokens", maxTokens);
     s.setValue("view/scale", presentationScale);
+    s.setValue("backend/choice", backend);
+    s.setValue("backend/profileKernels", profileKernels);
     s.setValue("view/geometry", geometry);
     s.setValue("view/state", windowState);
 }

@@ -23,6 +23,8 @@ struct GuiSettings {
     double repeatPenalty = 1.0;
     int maxTokens = 64;
     double presentationScale = 1.0;
+    QString backend;             // BackendChoice::key(); empty: the first Vulkan device, else CPU
+    bool profileKernels = false; // GPU timestamps per kernel (serializes the work)
     QByteArray geometry;
     QByteArray windowState;
 

@@ -5,15 +5,23 @@
 #include "app/gui/CommandLine.hpp"
 #include "app/gui/MainWindow.hpp"
 #include "compute/CpuBackend.hpp"
+#include "compute/WeightFormat.hpp"
 #include "models/SyntheticModel.hpp"
+#include "models/WeightQuantizer.hpp"
 #include "widgets/ActivationOutliersPanel.hpp"
+#include "widgets/CachingPanel.hpp"
+#include "widgets/KernelTimingsPanel.hpp"
 #include "widgets/KvCachePanel.hpp"
+#include "widgets/LabSelection.hpp"
 #include "widgets/ModelCardPanel.hpp"
+#include "widgets/QuantLevelsPanel.hpp"
+#include "widgets/SchemesPanel.hpp"
 #include "widgets/TableModel.hpp"
 #include "widgets/TimingsPanel.hpp"
 
 #include <QAction>
 #include <QCheckBox>
+#include <QComboBox>
 #include <QElapsedTimer>
 #include <QLabel>
 #include <QMimeData>
@@ -137,6 +145,8 @@ private slots:
     void initTestCase();
     void init();
     void fullRunIsResponsiveAndFillsEveryPanel();
+    void vulkanRunFillsTheLabPanels();
+    void schemeReportsRunAndCancel();
     void failedLoadKeepsThePreviousModel();
     void cancelledLoadKeepsThePreviousModel();
     void stopEndsTheRunAndStaleAnswersAreDropped();
@@ -195,7 +205,7 @@ bool WindowTest::loadInto(MainWindow& window, const QString& path) {
 }
 
 void WindowTest::fullRunIsResponsiveAndFillsEveryPanel() {
-    MainWindow window;
+    MainWindow window(cpuBackendFactory());
     window.resize(1400, 900);
     window.show();
     QVERIFY(QTest::qWaitForWindowExposed(&window));
@@ -284,12 +294,210 @@ void WindowTest::fullRunIsResponsiveAndFillsEveryPanel() {
     QVERIFY2(error.isEmpty(), qPrintable(error));
     for (auto* panel : window.panels())
         for (const char* ext : {".png", ".svg", ".csv", ".json"})
-            QVERIFY2(files.contains(out.filePath(panel->panelId() + ext)),
-                     qPrintable(panel->panelId() + ext));
+            if (QByteArray(ext) != ".csv" || !panel->dataTables().empty())
+                QVERIFY2(files.contains(out.filePath(panel->panelId() + ext)),
+                         qPrintable(panel->panelId() + ext));
+    // The panels of a CPU run that carry data: the level counts come from its recording.
+    for (auto* panel : std::initializer_list<widgets::ChartPanel*>{
+             window.timingsPanel(), window.kvCachePanel(), window.outliersPanel(),
+             window.levelsPanel(), window.modelCardPanel()})
+        QVERIFY2(files.contains(out.filePath(panel->panelId() + ".csv")),
+                 qPrintable(panel->panelId()));
+    QCOMPARE(window.levelsPanel()->model()->rowCount(), 384); // one row per dimension
+}
+
+void WindowTest::vulkanRunFillsTheLabPanels() {
+    MainWindow window; // no factory: the selector decides, and a Vulkan device comes first
+    if (!window.backendBox()->currentText().startsWith("Vulkan"))
+        QSKIP("no Vulkan device (lavapipe is enough): the window runs on the CPU reference");
+    QCOMPARE(window.backendChoice().kind, BackendChoice::Kind::Vulkan);
+    window.resize(1400, 900);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QVERIFY(loadInto(window, modelPath_));
+    QVERIFY2(window.backendName().startsWith("vulkan"), qPrintable(window.backendName()));
+
+    GapMeter meter;
+    window.promptEditor()->setPlainText("the quick brown fox jumps over the lazy dog");
+    window.chatToggle()->setChecked(false);
+    window.maxTokensBox()->setValue(24);
+    window.profileToggle()->setChecked(true);
+    QSignalSpy finished(&window, &MainWindow::generationFinished);
+    QVERIFY(window.generate());
+    QVERIFY(finished.wait(60000));
+    QCOMPARE(finished.at(0).at(0).toBool(), true);
+    auto run = window.timingsPanel()->run();
+    QVERIFY(run && run->finished);
+    QVERIFY2(QString::fromStdString(run->backend).startsWith("vulkan"), run->backend.c_str());
+
+    // KV cache: the engine keeps fp16 K and V in blocks; written bytes follow the fp16 formula.
+    auto* kv = window.kvCachePanel();
+    auto measured = kv->seriesPoints(widgets::KvCachePanel::Measured);
+    auto fp16 = kv->seriesPoints(widgets::KvCachePanel::FormulaFp16);
+    auto allocated = kv->seriesPoints(widgets::KvCachePanel::Allocated);
+    QCOMPARE(measured.size(), qsizetype(run->generatedTokens));
+    QCOMPARE(allocated.size(), measured.size());
+    const double blockKiB = 2.0 * 3 * 2 * 32 * 2 * run->kvBlockSize / 1024.0;
+    QVERIFY(run->kvBlockSize > 0);
+    for (qsizetype i = 0; i < measured.size(); ++i) {
+        QCOMPARE(measured[i], fp16[i]);
+        QVERIFY(allocated[i].y() >= measured[i].y());
+        QVERIFY(allocated[i].y() < measured[i].y() + blockKiB); // less than one spare block
+        const double blocks = allocated[i].y() / blockKiB;
+        QCOMPARE(blocks, std::round(blocks));
+    }
+    QCOMPARE(kv->perLayerModel()->rowCount(), 3);
+    QCOMPARE(kv->perLayerModel()->number(0, 1) * 3, measured.back().y() * 1024);
+    QVERIFY2(kv->summaryText().contains("blocks of"), qPrintable(kv->summaryText()));
+
+    // Kernels (profiling on): one bar per kernel of the last decode step, all of them timed.
+    auto* kernels = window.kernelsPanel();
+    QVERIFY(kernels->barCategories().contains("attention"));
+    double total = 0;
+    for (const auto& bar : kernels->seriesPoints(widgets::KernelTimingsPanel::DecodeStep)) {
+        QVERIFY(bar.y() >= 0);
+        total += bar.y();
+    }
+    QVERIFY(total > 0);
+
+    // Outliers from the GPU's residual probe; then the CPU reference's recording for the levels.
+    auto* table = window.outliersPanel()->outlierModel();
+    QCOMPARE(table->rowCount(), 3);
+    for (int layer = 0; layer < 3; ++layer) {
+        auto top = table->data(table->index(layer, 5)).toString();
+        QVERIFY2(top.startsWith("7, 90") || top.startsWith("90, 7"), qPrintable(top));
+    }
+    QTRY_COMPARE_WITH_TIMEOUT(window.levelsPanel()->model()->rowCount(), 128, 20000);
+    // The shared selection: the outlier slider moves the levels panel's layer too.
+    window.outliersPanel()->setLayer(2);
+    QCOMPARE(window.selection()->layer(), 2);
+    QCOMPARE(window.levelsPanel()->layer(), 2);
+
+    // Cached vs uncached on the engine: identical greedy tokens, and uncached costs more.
+    QSignalSpy compared(&window, &MainWindow::comparisonFinished);
+    QVERIFY(window.compareCaching(12));
+    QVERIFY(!window.generate()); // one job at a time
+    QVERIFY(compared.wait(60000));
+    QCOMPARE(compared.at(0).at(0).toBool(), true);
+    auto comparison = window.cachingPanel()->comparison();
+    QVERIFY(comparison);
+    QCOMPARE(comparison->cachedTokens.size(), std::size_t(12));
+    QVERIFY(comparison->identicalTokens());
+    QCOMPARE(window.cachingPanel()->seriesPoints(widgets::CachingPanel::Uncached).size(),
+             qsizetype(12));
+    QVERIFY2(QString::fromStdString(comparison->backend).contains("uncached"),
+             comparison->backend.c_str());
+    qInfo() << "vulkan window: largest event-loop gap" << meter.largestOwnGapMs() << "ms;"
+            << "cached" << comparison->cachedTotalSeconds() * 1e3 << "ms, uncached"
+            << comparison->uncachedTotalSeconds() * 1e3 << "ms";
+    QVERIFY2(meter.largestOwnGapMs() < 100, qPrintable(QString::number(meter.largestOwnGapMs())));
+
+    QVERIFY(window.grab().save(recordedShotPath("window-vulkan.png")));
+    QTemporaryDir out;
+    QString error;
+    auto files = window.exportAll(out.path(), &error);
+    QVERIFY2(error.isEmpty(), qPrintable(error));
+    for (const char* id : {"kernel-timings", "cached-vs-uncached", "kv-cache", "quant-levels",
+                           "activation-outliers"})
+        QVERIFY2(files.contains(out.filePath(QString(id) + ".csv")), id);
+
+    // The quantization lab's quality report on the engine, one engine per scheme.
+    QSignalSpy reported(&window, &MainWindow::schemeReportFinished);
+    SchemeReportRequest quality;
+    quality.schemes = {"fp32", "int4-tensor"};
+    quality.quality = true;
+    quality.perplexityTokens = 48;
+    quality.batteryQuestions = 1;
+    QVERIFY(window.runSchemeReport(quality));
+    QVERIFY(reported.wait(120000));
+    QCOMPARE(reported.at(0).at(0).toBool(), true);
+    QCOMPARE(window.schemesPanel()->model()->rowCount(), 2);
+
+    // Generating with a lab scheme the engine has a kernel for reloads the model in it.
+    if (compute::weightFormatFromName("int8-row")) {
+        QSignalSpy repacked(&window, &MainWindow::modelLoaded);
+        window.setGenerationScheme("int8-row");
+        QVERIFY(repacked.wait(30000));
+        QVERIFY2(window.backendName().contains("int8"), qPrintable(window.backendName()));
+        QSignalSpy again(&window, &MainWindow::generationFinished);
+        window.maxTokensBox()->setValue(4);
+        QVERIFY(window.generate());
+        QVERIFY(again.wait(30000));
+        QCOMPARE(again.at(0).at(0).toBool(), true);
+    }
+
+    // Back to the CPU reference: the model reloads there.
+    QSignalSpy reloaded(&window, &MainWindow::modelLoaded);
+    BackendChoice cpu;
+    window.setBackendChoice(cpu);
+    QVERIFY(reloaded.wait(20000));
+    QVERIFY2(window.backendName().startsWith("cpu"), qPrintable(window.backendName()));
+}
+
+void WindowTest::schemeReportsRunAndCancel() {
+    MainWindow window(cpuBackendFactory());
+    QVERIFY(loadInto(window, modelPath_));
+    auto* schemes = window.schemesPanel();
+    QCOMPARE(schemes->allSchemes().size(),
+             qsizetype(models::standardQuantSchemes().size())); // every scheme of the lab
+
+    QSignalSpy done(&window, &MainWindow::schemeReportFinished);
+    SchemeReportRequest weights;
+    weights.schemes = {"fp16", "int8-row", "int4-tensor", "int4-g128"};
+    QVERIFY(window.runSchemeReport(weights));
+    QVERIFY(window.isReporting());
+    QVERIFY(done.wait(30000));
+    QCOMPARE(done.at(0).at(0).toBool(), true);
+    auto* table = schemes->model();
+    QCOMPARE(table->rowCount(), 4);
+    QCOMPARE(schemes->barCategories(), weights.schemes);
+    auto bars = schemes->seriesPoints(widgets::SchemesPanel::Values);
+    QVERIFY(bars[0].y() < bars[1].y()); // fp16 beats int8 per row
+    QVERIFY(bars[1].y() < bars[2].y()); // which beats int4 per tensor
+    QVERIFY(bars[3].y() < bars[2].y()); // groups of 128 beat one scale per tensor
+
+    // Quality on the worker with progress: a tiny battery, no corpus needed.
+    SchemeReportRequest quality;
+    quality.schemes = {"fp32", "int4-tensor"};
+    quality.quality = true;
+    quality.perplexityTokens = 64;
+    quality.batteryQuestions = 1;
+    done.clear();
+    QVERIFY(window.runSchemeReport(quality));
+    QVERIFY(done.wait(60000));
+    QCOMPARE(done.at(0).at(0).toBool(), true);
+    const auto& comparison = table->table();
+    QCOMPARE(table->rowCount(), 5); // the weight report's four and fp32, side by side
+    QCOMPARE(comparison.rows.back()[0], compute::Cell(std::string("fp32")));
+    bool sawAgreement = false;
+    for (const auto& column : comparison.columns) sawAgreement |= column.name == "agreement";
+    QVERIFY(sawAgreement);
+
+    // Cancel: the answer is dropped and the window is free again at once.
+    done.clear();
+    quality.schemes = widgets::SchemesPanel::allSchemes();
+    QVERIFY(window.runSchemeReport(quality));
+    window.cancelSchemeReport();
+    QCOMPARE(done.count(), 1);
+    QCOMPARE(done.at(0).at(0).toBool(), false);
+    QVERIFY(!window.isReporting());
+
+    // Generation with a scheme on the CPU reference (it computes in fp32): host-analysis only.
+    window.setGenerationScheme("int4-row");
+    auto* note = schemes->findChild<QLabel*>("generationSchemeNote");
+    QVERIFY(note && note->text().contains("host-analysis only"));
+    QVERIFY2(statusText(window).contains("int4-row"), qPrintable(statusText(window)));
+
+    QTemporaryDir out;
+    QString error;
+    auto files = window.exportAll(out.path(), &error);
+    QVERIFY2(error.isEmpty(), qPrintable(error));
+    QVERIFY(files.contains(out.filePath("schemes.csv")));
+    QVERIFY(files.contains(out.filePath("schemes-weight-error.csv")));
 }
 
 void WindowTest::failedLoadKeepsThePreviousModel() {
-    MainWindow window;
+    MainWindow window(cpuBackendFactory());
     QVERIFY(loadInto(window, modelPath_));
     QFile broken(dir_.filePath("broken.gguf"));
     QVERIFY(broken.open(QIODevice::WriteOnly));
@@ -405,7 +613,7 @@ void WindowTest::shortcutsGenerateAndStop() {
 
 void WindowTest::settingsPersistAndFirstStartLoadsTheDefault() {
     {
-        MainWindow window;
+        MainWindow window(cpuBackendFactory());
         QVERIFY(loadInto(window, modelPath_));
         QVERIFY(loadInto(window, secondModelPath_));
         window.promptEditor()->setPlainText("remember me");
@@ -418,7 +626,7 @@ void WindowTest::settingsPersistAndFirstStartLoadsTheDefault() {
     QCOMPARE(settings.value("model/recent").toStringList(),
              QStringList({secondModelPath_, modelPath_}));
     {
-        MainWindow window;
+        MainWindow window(cpuBackendFactory());
         QCOMPARE(window.promptEditor()->toPlainText(), QString("remember me"));
         QCOMPARE(window.maxTokensBox()->value(), 17);
         QCOMPARE(window.presentationScale(), 1.5);
@@ -437,7 +645,7 @@ void WindowTest::settingsPersistAndFirstStartLoadsTheDefault() {
     QVERIFY(QFile::copy(modelPath_, defaultPath));
     qputenv("INFERSCOPE_CACHE", cache.path().toUtf8());
     {
-        MainWindow window;
+        MainWindow window(cpuBackendFactory());
         QSignalSpy loaded(&window, &MainWindow::modelLoaded);
         window.restoreModel();
         QVERIFY(loaded.wait(20000));
@@ -447,7 +655,7 @@ void WindowTest::settingsPersistAndFirstStartLoadsTheDefault() {
     settings.sync();
     qputenv("INFERSCOPE_CACHE", dir_.filePath("empty-cache").toUtf8());
     {
-        MainWindow window;
+        MainWindow window(cpuBackendFactory());
         window.restoreModel(); // nothing installed: says so, loads nothing
         QVERIFY(!window.isLoading());
         QVERIFY2(statusText(window).contains("not installed"), qPrintable(statusText(window)));
@@ -456,7 +664,7 @@ void WindowTest::settingsPersistAndFirstStartLoadsTheDefault() {
 }
 
 void WindowTest::droppedFileLoads() {
-    MainWindow window;
+    MainWindow window(cpuBackendFactory());
     QMimeData mime;
     mime.setUrls({QUrl::fromLocalFile(modelPath_)});
     QDragEnterEvent enter(QPoint(10, 10), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
@@ -476,7 +684,7 @@ void WindowTest::scriptRunsAndExportsEveryPanel() {
                                      "--run", "--max-tokens", "12", "--export", out.path()},
                                     &error);
     QVERIFY2(error.isEmpty(), qPrintable(error));
-    MainWindow window;
+    MainWindow window(cpuBackendFactory());
     ScriptRunner script(window, options);
     QSignalSpy finished(&script, &ScriptRunner::finished);
     script.start();
@@ -486,12 +694,13 @@ void WindowTest::scriptRunsAndExportsEveryPanel() {
     QVERIFY(window.timingsPanel()->run()->generatedTokens <= 12);
     for (auto* panel : window.panels())
         for (const char* ext : {".png", ".svg", ".csv", ".json"})
-            QVERIFY2(QFileInfo(out.filePath(panel->panelId() + ext)).size() > 0,
-                     qPrintable(panel->panelId() + ext));
+            if (QByteArray(ext) != ".csv" || !panel->dataTables().empty())
+                QVERIFY2(QFileInfo(out.filePath(panel->panelId() + ext)).size() > 0,
+                         qPrintable(panel->panelId() + ext));
 
     auto failing =
         parseCommandLine({"inferscope", "--model", dir_.filePath("missing.gguf"), "--run"}, &error);
-    MainWindow other;
+    MainWindow other(cpuBackendFactory());
     ScriptRunner failingScript(other, failing);
     QSignalSpy failed(&failingScript, &ScriptRunner::finished);
     failingScript.start();
@@ -519,6 +728,16 @@ void WindowTest::commandLineParses() {
     error.clear();
     parseCommandLine({"inferscope", "stray"}, &error);
     QVERIFY(error.contains("stray"));
+    error.clear();
+    options = parseCommandLine(
+        {"inferscope", "--backend", "vulkan", "--tab", "schemes", "--layer", "20"}, &error);
+    QVERIFY2(error.isEmpty(), qPrintable(error));
+    QCOMPARE(options.backend, QString("vulkan:0"));
+    QCOMPARE(BackendChoice::fromKey(options.backend).kind, BackendChoice::Kind::Vulkan);
+    QCOMPARE(options.tab, QString("schemes"));
+    QCOMPARE(*options.layer, 20);
+    parseCommandLine({"inferscope", "--backend", "cuda"}, &error);
+    QVERIFY(error.contains("--backend"));
 }
 
 QTEST_MAIN(WindowTest)

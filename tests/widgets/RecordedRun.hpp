@@ -6,6 +6,7 @@
 
 #include <QCoreApplication>
 #include <QDir>
+#include <cmath>
 #include <memory>
 
 namespace recorded {
@@ -93,6 +94,102 @@ inline std::shared_ptr<const inferscope::widgets::ModelRecord> model() {
         {std::string("total"), std::int64_t{9437184}, std::int64_t{9437184}, 8.0});
     m->kvCache = compute::experiments::kvCacheBytes(m->config);
     return m;
+}
+
+// The recorded run as the Vulkan engine reports it: fp16 K and V (23,040 B per token) in
+// blocks of 16 positions, and the kernels of the prefill and the last decode step.
+inline std::shared_ptr<const inferscope::widgets::RunRecord> gpuRun() {
+    auto r = std::make_shared<inferscope::widgets::RunRecord>(*run());
+    r->backend = "recorded gpu";
+    r->kvBlockSize = 16;
+    r->kvCapacityBlocks = 256;
+    r->kvSamples.clear();
+    for (std::int64_t t = kPromptTokens; t <= kPromptTokens + 5; ++t) {
+        const std::uint32_t blocks = static_cast<std::uint32_t>((t + 15) / 16);
+        r->kvSamples.push_back({t, static_cast<std::uint64_t>(23040 * t),
+                                static_cast<std::uint64_t>(23040) * 16 * blocks, blocks});
+    }
+    r->kvUsedPerLayer.assign(30, 768 * 17); // 2 x 3 x 64 x 2 B per token and layer
+    r->kvAllocatedPerLayer.assign(30, 768 * 32);
+    r->prefillKernels = {{"embed", 1, 20.0},
+                         {"qkv_rope", 30, 900.0},
+                         {"attention", 30, 300.0},
+                         {"ffn_down", 30, 600.0},
+                         {"lm_head", 1, 400.0}};
+    r->decodeKernels = {{"embed", 1, 5.0},
+                        {"qkv_rope", 30, 150.0},
+                        {"attention", 30, 45.0},
+                        {"ffn_down", 30, 200.0},
+                        {"lm_head", 1, 100.0}};
+    return r;
+}
+
+// Cached vs uncached over 5 tokens: the uncached steps grow, the tokens agree.
+inline std::shared_ptr<const inferscope::widgets::CachingComparison> comparison() {
+    auto c = std::make_shared<inferscope::widgets::CachingComparison>();
+    c->backend = "recorded";
+    c->promptTokens = kPromptTokens;
+    c->cachedPrefillSeconds = 0.040;
+    c->uncachedPrefillSeconds = 0.040;
+    c->cachedStepSeconds = {0.010, 0.010, 0.010, 0.010};
+    c->uncachedStepSeconds = {0.043, 0.046, 0.049, 0.052};
+    c->cachedTokens = {5, 6, 7, 8, 9};
+    c->uncachedTokens = {5, 6, 7, 8, 9};
+    return c;
+}
+
+// 2 layers x 4 positions x 8 dimensions. Dimension 0 is the outlier (100, -100, 50, 0);
+// dimension d in 1..7 takes (-1, -0.5, 0.5, 1) x d / 7; layer 1 is layer 0 doubled.
+inline std::shared_ptr<const inferscope::widgets::ActivationRecord> recordedStream() {
+    auto recording = std::make_shared<inferscope::compute::experiments::ResidualRecording>();
+    recording->layers = 2;
+    recording->positions = 4;
+    recording->hidden = 8;
+    const float outlier[4] = {100.0f, -100.0f, 50.0f, 0.0f}, small[4] = {-1.0f, -0.5f, 0.5f, 1.0f};
+    auto a = std::make_shared<inferscope::widgets::ActivationRecord>();
+    a->positions = 4;
+    for (int layer = 0; layer < 2; ++layer) {
+        std::vector<float> maxAbs(8, 0.0f);
+        for (int p = 0; p < 4; ++p)
+            for (int d = 0; d < 8; ++d) {
+                float v = float(layer + 1) * (d == 0 ? outlier[p] : small[p] * float(d) / 7.0f);
+                recording->values.push_back(v);
+                maxAbs[std::size_t(d)] = std::max(maxAbs[std::size_t(d)], std::fabs(v));
+            }
+        a->maxAbsPerLayer.push_back(maxAbs);
+    }
+    a->recording = recording;
+    return a;
+}
+
+// The quantization lab's two reports for three schemes, by hand.
+inline std::vector<inferscope::compute::Table> weightTables() {
+    inferscope::compute::Table t;
+    t.id = "weight-error";
+    t.title = "Weight error";
+    t.addColumn("scheme")
+        .addColumn("bits/weight")
+        .addColumn("mean error")
+        .addColumn("median error");
+    t.addColumn("worst error").addColumn("worst matrix");
+    t.addRow({std::string("fp16"), 16.0, 0.0002, 0.0002, 0.0003, std::string("blk.0.attn_q")});
+    t.addRow({std::string("int8-row"), 8.25, 0.004, 0.004, 0.006, std::string("blk.3.ffn_down")});
+    t.addRow({std::string("int4-tensor"), 4.0, 0.25, 0.2, 0.9, std::string("blk.3.ffn_down")});
+    return {t};
+}
+
+inline std::vector<inferscope::compute::Table> qualityTables() {
+    inferscope::compute::Table t;
+    t.id = "quality";
+    t.title = "Quality";
+    t.addColumn("scheme").addColumn("bits/weight").addColumn("perplexity", "", 2);
+    t.addColumn("battery (penalty 1.1)").addColumn("agreement", "%", 1).addColumn("agreeing");
+    t.addColumn("of");
+    t.addRow({std::string("fp16"), 16.0, 9.5, std::int64_t{10}, 99.3, std::int64_t{143},
+              std::int64_t{144}});
+    t.addRow({std::string("int4-tensor"), 4.0, 31.0, std::int64_t{2}, 61.1, std::int64_t{88},
+              std::int64_t{144}});
+    return {t};
 }
 
 // Where tests leave screenshots for people to look at: <build>/tests/artifacts.

@@ -3,9 +3,13 @@
 // compute::toJson of each table.
 #include "RecordedRun.hpp"
 #include "widgets/ActivationOutliersPanel.hpp"
+#include "widgets/CachingPanel.hpp"
 #include "widgets/ChartExport.hpp"
+#include "widgets/KernelTimingsPanel.hpp"
 #include "widgets/KvCachePanel.hpp"
 #include "widgets/ModelCardPanel.hpp"
+#include "widgets/QuantLevelsPanel.hpp"
+#include "widgets/SchemesPanel.hpp"
 #include "widgets/TimingsPanel.hpp"
 
 #include <QFile>
@@ -55,6 +59,10 @@ void ChartExportTest::exportAllWritesFourValidFormats_data() {
     QTest::newRow("kv-cache") << "kv-cache";
     QTest::newRow("model-card") << "model-card";
     QTest::newRow("activation-outliers") << "activation-outliers";
+    QTest::newRow("kernel-timings") << "kernel-timings";
+    QTest::newRow("cached-vs-uncached") << "cached-vs-uncached";
+    QTest::newRow("quant-levels") << "quant-levels";
+    QTest::newRow("schemes") << "schemes";
 }
 
 void ChartExportTest::exportAllWritesFourValidFormats() {
@@ -71,6 +79,23 @@ void ChartExportTest::exportAllWritesFourValidFormats() {
     } else if (kind == "model-card") {
         auto p = std::make_unique<ModelCardPanel>();
         p->setModel(recorded::model());
+        panel = std::move(p);
+    } else if (kind == "kernel-timings") {
+        auto p = std::make_unique<KernelTimingsPanel>();
+        p->setRun(recorded::gpuRun());
+        panel = std::move(p);
+    } else if (kind == "cached-vs-uncached") {
+        auto p = std::make_unique<CachingPanel>();
+        p->setComparison(recorded::comparison());
+        panel = std::move(p);
+    } else if (kind == "quant-levels") {
+        auto p = std::make_unique<QuantLevelsPanel>();
+        p->setActivations(recorded::recordedStream());
+        panel = std::move(p);
+    } else if (kind == "schemes") {
+        auto p = std::make_unique<SchemesPanel>();
+        p->setWeightReport(recorded::weightTables());
+        p->setQualityReport(recorded::qualityTables());
         panel = std::move(p);
     } else {
         auto p = std::make_unique<ActivationOutliersPanel>();

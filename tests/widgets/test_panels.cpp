@@ -199,7 +199,7 @@ void PanelsTest::outliersFollowTheLayerSlider() {
     QVERIFY2(panel.summaryText().startsWith("Layer 2: dimension 17 reaches 400"),
              qPrintable(panel.summaryText()));
     auto tables = panel.dataTables();
-    QCOMPARE(tables.size(), std::size_t(2));
+    QCOMPARE(tables.size(), std::size_t(3));
     QVERIFY(tables[0].title.find("layer 2") != std::string::npos);
 }
 

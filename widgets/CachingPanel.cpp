@@ -1,0 +1,120 @@
+#include "widgets/CachingPanel.hpp"
+
+#include "widgets/TableModel.hpp"
+
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLocale>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QVBoxLayout>
+
+namespace inferscope::widgets {
+
+compute::Table cachingComparisonTable(const CachingComparison& c) {
+    compute::Table t;
+    t.id = "cached-vs-uncached";
+    t.title = "Cached vs uncached generation (" + c.backend + ")";
+    t.addColumn("generated token")
+        .addColumn("cached", "ms", 3)
+        .addColumn("uncached", "ms", 3)
+        .addColumn("same token");
+    const std::size_t tokens = std::max(c.cachedTokens.size(), c.uncachedTokens.size());
+    auto step = [](double prefill, const std::vector<double>& steps,
+                   std::size_t i) -> compute::Cell {
+        if (i == 0) return prefill * 1e3;
+        if (i - 1 < steps.size()) return steps[i - 1] * 1e3;
+        return {};
+    };
+    for (std::size_t i = 0; i < tokens; ++i) {
+        bool same = i < c.cachedTokens.size() && i < c.uncachedTokens.size() &&
+                    c.cachedTokens[i] == c.uncachedTokens[i];
+        t.addRow({static_cast<std::int64_t>(i + 1),
+                  step(c.cachedPrefillSeconds, c.cachedStepSeconds, i),
+                  step(c.uncachedPrefillSeconds, c.uncachedStepSeconds, i),
+                  std::string(same ? "yes" : "no")});
+    }
+    char note[160];
+    std::snprintf(
+        note, sizeof note, "total: cached %.1f ms, uncached %.1f ms, ratio %.2f; tokens %s",
+        c.cachedTotalSeconds() * 1e3, c.uncachedTotalSeconds() * 1e3,
+        c.cachedTotalSeconds() > 0 ? c.uncachedTotalSeconds() / c.cachedTotalSeconds() : 0.0,
+        c.identicalTokens() ? "identical" : "differ");
+    t.notes.push_back(note);
+    return t;
+}
+
+CachingPanel::CachingPanel(QWidget* parent)
+    : ChartPanel("cached-vs-uncached", tr("Cached vs uncached"),
+                 tr("Each step's time with the KV cache (one new row of attention) and without it "
+                    "(the whole sequence recomputed): the uncached line climbs with every token "
+                    "while the tokens stay identical, which is why every engine caches."),
+                 parent),
+      model_(new TableModel(this)) {
+    setAxis(Qt::Horizontal, tr("generated token (1: prefill)"), AxisScale::Linear);
+    setAxis(Qt::Vertical, tr("step time (ms, log scale)"), AxisScale::Log);
+    addSeries(tr("cached"), SeriesKind::Line);
+    addSeries(tr("uncached (recomputes the sequence)"), SeriesKind::Line);
+    auto* row = new QHBoxLayout;
+    row->addWidget(new QLabel(tr("Tokens to generate"), this));
+    tokens_ = new QSpinBox(this);
+    tokens_->setObjectName("cachingTokens");
+    tokens_->setRange(2, 512);
+    tokens_->setValue(32);
+    tokens_->setToolTip(tr("How many tokens each of the two greedy runs generates"));
+    run_ = new QPushButton(tr("Run cached, then uncached"), this);
+    run_->setObjectName("cachingRun");
+    run_->setToolTip(tr("Runs the prompt twice on the worker thread with greedy decoding: "
+                        "first with the KV cache, then recomputing the sequence every step"));
+    row->addWidget(tokens_);
+    row->addWidget(run_);
+    row->addStretch(1);
+    extrasLayout()->addLayout(row);
+    connect(run_, &QPushButton::clicked, this, [this] { emit runRequested(tokens_->value()); });
+    connect(model_, &QAbstractItemModel::modelReset, this, &CachingPanel::rebuild);
+    connect(model_, &QAbstractItemModel::rowsInserted, this, &CachingPanel::rebuild);
+    rebuild();
+}
+
+void CachingPanel::setComparison(CachingComparisonPtr comparison) {
+    comparison_ = std::move(comparison);
+    model_->setTable(comparison_ ? cachingComparisonTable(*comparison_) : compute::Table{});
+}
+
+void CachingPanel::setRunning(bool running) {
+    run_->setEnabled(!running);
+    run_->setText(running ? tr("Running…") : tr("Run cached, then uncached"));
+}
+
+std::vector<compute::Table> CachingPanel::dataTables() const {
+    if (model_->rowCount() == 0) return {};
+    return {model_->table()};
+}
+
+void CachingPanel::rebuild() {
+    QList<QPointF> cached, uncached;
+    for (int row = 0; row < model_->rowCount(); ++row) {
+        double token = model_->number(row, 0);
+        double a = model_->number(row, 1), b = model_->number(row, 2);
+        if (!std::isnan(a)) cached.append(QPointF(token, a));
+        if (!std::isnan(b)) uncached.append(QPointF(token, b));
+    }
+    setSeriesPoints({{Cached, cached}, {Uncached, uncached}});
+    if (!comparison_) {
+        setSummary({});
+        return;
+    }
+    const auto& c = *comparison_;
+    QLocale locale;
+    double ratio =
+        c.cachedTotalSeconds() > 0 ? c.uncachedTotalSeconds() / c.cachedTotalSeconds() : 0.0;
+    setSummary(tr("%1 tokens · cached %2 ms, uncached %3 ms in total: %4× · tokens %5%6")
+                   .arg(c.cachedTokens.size())
+                   .arg(locale.toString(c.cachedTotalSeconds() * 1e3, 'f', 1))
+                   .arg(locale.toString(c.uncachedTotalSeconds() * 1e3, 'f', 1))
+                   .arg(locale.toString(ratio, 'f', 2))
+                   .arg(c.identicalTokens() ? tr("identical") : tr("DIFFER"))
+                   .arg(c.cancelled ? tr(" · stopped") : QString()));
+}
+
+} // namespace inferscope::widgets

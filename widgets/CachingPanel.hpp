@@ -1,0 +1,45 @@
+#pragma once
+// Chapter item 1: the same prompt and token budget generated twice, with the KV cache and
+// without it (every step recomputes the whole sequence): both step-time series, the total
+// time ratio, and whether the tokens are identical (they must be: caching is exact).
+#include "widgets/ChartPanel.hpp"
+#include "widgets/RunRecords.hpp"
+
+class QPushButton;
+class QSpinBox;
+
+namespace inferscope::widgets {
+
+class TableModel;
+
+// One row per generated token: the step time cached and uncached (token 1: the prefill),
+// and whether the two runs chose the same token there.
+compute::Table cachingComparisonTable(const CachingComparison& comparison);
+
+class CachingPanel : public ChartPanel {
+    Q_OBJECT
+public:
+    enum Series { Cached, Uncached };
+
+    explicit CachingPanel(QWidget* parent = nullptr);
+    void setComparison(CachingComparisonPtr comparison);
+    CachingComparisonPtr comparison() const { return comparison_; }
+    void setRunning(bool running);
+    QSpinBox* tokensBox() const { return tokens_; }
+    QPushButton* runButton() const { return run_; }
+    TableModel* model() const { return model_; }
+    std::vector<compute::Table> dataTables() const override;
+
+signals:
+    void runRequested(int tokens);
+
+private:
+    void rebuild();
+
+    CachingComparisonPtr comparison_;
+    TableModel* model_;
+    QSpinBox* tokens_;
+    QPushButton* run_;
+};
+
+} // namespace inferscope::widgets

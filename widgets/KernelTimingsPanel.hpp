@@ -1,0 +1,32 @@
+#pragma once
+// Where a step's time goes, kernel by kernel, from GPU timestamps (profiling mode: the
+// timestamps put a barrier after every dispatch, so the step runs slower while it is on).
+#include "widgets/ChartPanel.hpp"
+#include "widgets/RunRecords.hpp"
+
+namespace inferscope::widgets {
+
+class TableModel;
+
+// One row per kernel: dispatches and microseconds in the prefill and in the last decode
+// step, and the kernel's share of that decode step.
+compute::Table kernelTimingsTable(const RunRecord& run);
+
+class KernelTimingsPanel : public ChartPanel {
+    Q_OBJECT
+public:
+    enum Series { DecodeStep };
+
+    explicit KernelTimingsPanel(QWidget* parent = nullptr);
+    void setRun(RunRecordPtr run);
+    TableModel* model() const { return model_; }
+    std::vector<compute::Table> dataTables() const override;
+
+private:
+    void rebuild();
+
+    RunRecordPtr run_;
+    TableModel* model_;
+};
+
+} // namespace inferscope::widgets

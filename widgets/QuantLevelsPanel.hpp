@@ -1,0 +1,49 @@
+#pragma once
+// Chapter item 10: how many INT8 (of 256) and INT4 (of 16) levels each residual dimension
+// of one layer really uses when the whole tensor shares one absmax scale, and again when the
+// top-K outlier dimensions are kept aside (their own precision) so the scale follows the rest.
+#include "widgets/ChartPanel.hpp"
+#include "widgets/RunRecords.hpp"
+
+class QLabel;
+class QSpinBox;
+
+namespace inferscope::widgets {
+
+class TableModel;
+
+// One row per dimension of `layer`, largest max |h| first: rank, dimension, max |h|, levels
+// used under INT8 and INT4 with the tensor-wide scale and with the top K excluded (empty for
+// the excluded dimensions themselves). Throws std::invalid_argument for a layer out of range.
+compute::Table quantLevelsTable(const compute::experiments::ResidualRecording& recording,
+                                std::uint32_t layer, std::uint32_t topK);
+
+class QuantLevelsPanel : public ChartPanel {
+    Q_OBJECT
+public:
+    enum Series { Int8Tensor, Int8Excluded, Int4Tensor, Int4Excluded };
+
+    explicit QuantLevelsPanel(QWidget* parent = nullptr);
+    void setActivations(ActivationRecordPtr record);
+    void setLayer(int layer);
+    int layer() const { return layer_; }
+    QSpinBox* topKBox() const { return topK_; }
+    TableModel* model() const { return model_; }
+    std::vector<compute::Table> dataTables() const override;
+
+signals:
+    void layerChanged(int layer);
+
+private:
+    void recompute();
+    void rebuild();
+
+    ActivationRecordPtr record_;
+    int layer_ = 0;
+    TableModel* model_;
+    std::vector<compute::Table> report_; // experiments::activationReport's level tables
+    QSpinBox* layerBox_;
+    QSpinBox* topK_;
+};
+
+} // namespace inferscope::widgets

@@ -1,0 +1,316 @@
+#include "widgets/SchemesPanel.hpp"
+
+#include "models/WeightQuantizer.hpp"
+#include "widgets/TableModel.hpp"
+
+#include <QComboBox>
+#include <QGridLayout>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QListWidget>
+#include <QLocale>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QTableView>
+#include <QVBoxLayout>
+#include <cmath>
+#include <limits>
+
+namespace inferscope::widgets {
+
+namespace {
+const compute::Table* findTable(const std::vector<compute::Table>& tables, const std::string& id) {
+    for (const auto& t : tables)
+        if (t.id == id) return &t;
+    return nullptr;
+}
+constexpr std::size_t kNoRow = std::numeric_limits<std::size_t>::max();
+// The row of `scheme` in a table whose first column names schemes, or kNoRow.
+std::size_t rowOf(const compute::Table* t, const std::string& scheme) {
+    if (!t) return kNoRow;
+    for (std::size_t r = 0; r < t->rows.size(); ++r)
+        if (auto* s = std::get_if<std::string>(&t->rows[r][0]); s && *s == scheme) return r;
+    return kNoRow;
+}
+} // namespace
+
+compute::Table schemeComparisonTable(const std::vector<compute::Table>& weightTables,
+                                     const std::vector<compute::Table>& qualityTables) {
+    compute::Table t;
+    t.id = "scheme-comparison";
+    t.title = "Quantization schemes side by side";
+    const auto* errors = findTable(weightTables, "weight-error");
+    const auto* quality = findTable(qualityTables, "quality");
+    t.addColumn("scheme").addColumn("bits/weight", "", 3);
+    if (errors) t.addColumn("mean error", "%", 3).addColumn("worst error", "%", 3);
+    std::vector<std::size_t> qualityColumns; // quality's columns after scheme and bits/weight
+    if (quality)
+        for (std::size_t c = 2; c < quality->columns.size(); ++c) {
+            const auto& column = quality->columns[c];
+            if (column.name == "agreeing" || column.name == "of") continue;
+            t.addColumn(column.name, column.unit, column.precision);
+            qualityColumns.push_back(c);
+        }
+    std::vector<std::string> schemes;
+    for (const auto* source : {errors, quality})
+        if (source)
+            for (const auto& row : source->rows)
+                if (auto* s = std::get_if<std::string>(&row[0]);
+                    s && std::find(schemes.begin(), schemes.end(), *s) == schemes.end())
+                    schemes.push_back(*s);
+    for (const auto& scheme : schemes) {
+        std::vector<compute::Cell> row(2);
+        row[0] = scheme;
+        const std::size_t errorRow = rowOf(errors, scheme), qualityRow = rowOf(quality, scheme);
+        if (errorRow != kNoRow)
+            row[1] = errors->rows[errorRow][1];
+        else if (qualityRow != kNoRow)
+            row[1] = quality->rows[qualityRow][1];
+        if (errors) {
+            row.emplace_back();
+            row.emplace_back();
+            if (errorRow != kNoRow) { // as percentages
+                row[row.size() - 2] = errors->number(errorRow, "mean error") * 100;
+                row[row.size() - 1] = errors->number(errorRow, "worst error") * 100;
+            }
+        }
+        for (auto c : qualityColumns) {
+            row.emplace_back();
+            if (qualityRow != kNoRow) row.back() = quality->rows[qualityRow][c];
+        }
+        t.addRow(std::move(row));
+    }
+    return t;
+}
+
+QStringList SchemesPanel::allSchemes() {
+    QStringList names;
+    for (const auto& spec : models::standardQuantSchemes())
+        names << QString::fromStdString(spec.name());
+    return names;
+}
+
+SchemesPanel::SchemesPanel(QWidget* parent)
+    : ChartPanel("schemes", tr("Schemes"),
+                 tr("Each weight quantization scheme's relative error over every projection "
+                    "matrix and, when measured, its perplexity: fewer bits cost accuracy unevenly, "
+                    "and per-group scales buy most of it back for a quarter of a bit."),
+                 parent),
+      model_(new TableModel(this)) {
+    setAxis(Qt::Horizontal, tr("scheme"), AxisScale::Category);
+    setAxis(Qt::Vertical, tr("mean relative weight error (%)"), AxisScale::Linear);
+    addSeries(tr("per scheme"), SeriesKind::Bars);
+
+    auto* grid = new QGridLayout;
+    list_ = new QListWidget(this);
+    list_->setObjectName("schemeList");
+    list_->setToolTip(tr("Tick the schemes to measure; the highlighted one is the shared "
+                         "selection the other panels follow"));
+    for (const auto& name : allSchemes()) {
+        auto* item = new QListWidgetItem(name, list_);
+        item->setFlags(item->flags() | Qt::ItemIsUserCheckable);
+        item->setCheckState(Qt::Checked);
+    }
+    list_->setMaximumHeight(150);
+    grid->addWidget(list_, 0, 0, 4, 1);
+
+    weightButton_ = new QPushButton(tr("Measure weight errors"), this);
+    weightButton_->setObjectName("weightReportButton");
+    weightButton_->setToolTip(tr("Packs every projection matrix with each ticked scheme and "
+                                 "measures ||W - W^|| / ||W|| (worker thread)"));
+    qualityButton_ = new QPushButton(tr("Measure quality"), this);
+    qualityButton_->setObjectName("qualityReportButton");
+    qualityButton_->setToolTip(
+        tr("Perplexity on the corpus, the factual battery and token "
+           "agreement for each ticked scheme (worker thread; can take long)"));
+    cancelButton_ = new QPushButton(tr("Cancel"), this);
+    cancelButton_->setObjectName("schemesCancel");
+    cancelButton_->setEnabled(false);
+    auto* buttons = new QHBoxLayout;
+    buttons->addWidget(weightButton_);
+    buttons->addWidget(qualityButton_);
+    buttons->addWidget(cancelButton_);
+    grid->addLayout(buttons, 0, 1);
+
+    auto* sizes = new QHBoxLayout;
+    sizes->addWidget(new QLabel(tr("Perplexity tokens"), this));
+    perplexityTokens_ = new QSpinBox(this);
+    perplexityTokens_->setObjectName("perplexityTokens");
+    perplexityTokens_->setRange(0, 8192);
+    perplexityTokens_->setValue(256);
+    perplexityTokens_->setSpecialValueText(tr("skip"));
+    perplexityTokens_->setToolTip(tr("How many tokens of the corpus the perplexity reads"));
+    sizes->addWidget(perplexityTokens_);
+    sizes->addWidget(new QLabel(tr("Battery questions"), this));
+    questions_ = new QSpinBox(this);
+    questions_->setObjectName("batteryQuestions");
+    questions_->setRange(0, 16);
+    questions_->setValue(4);
+    questions_->setSpecialValueText(tr("skip"));
+    questions_->setToolTip(tr("How many of the 16 factual questions to ask (greedy)"));
+    sizes->addWidget(questions_);
+    grid->addLayout(sizes, 1, 1);
+
+    progress_ = new QProgressBar(this);
+    progress_->setRange(0, 100);
+    progress_->hide();
+    progressLabel_ = new QLabel(this);
+    progressLabel_->setObjectName("schemesProgress");
+    grid->addWidget(progress_, 2, 1);
+    grid->addWidget(progressLabel_, 3, 1);
+
+    auto* generation = new QHBoxLayout;
+    generation->addWidget(new QLabel(tr("Generate with"), this));
+    generationBox_ = new QComboBox(this);
+    generationBox_->setObjectName("generationScheme");
+    generationBox_->addItems(allSchemes());
+    generationBox_->setToolTip(tr("The weight format the GPU engine packs the model into for "
+                                  "generation; schemes without a GPU kernel are analysed on the "
+                                  "host only"));
+    generationLabel_ = new QLabel(this);
+    generationLabel_->setObjectName("generationSchemeNote");
+    generation->addWidget(generationBox_);
+    generation->addWidget(generationLabel_, 1);
+    grid->addLayout(generation, 4, 0, 1, 2);
+    extrasLayout()->addLayout(grid);
+
+    auto* view = new QTableView(this);
+    view->setObjectName("schemeTable");
+    view->setModel(model_);
+    view->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    view->setMaximumHeight(200);
+    extrasLayout()->addWidget(view);
+
+    connect(weightButton_, &QPushButton::clicked, this,
+            [this] { emit weightReportRequested(checkedSchemes()); });
+    connect(qualityButton_, &QPushButton::clicked, this, [this] {
+        emit qualityReportRequested(checkedSchemes(), perplexityTokens_->value(),
+                                    questions_->value());
+    });
+    connect(cancelButton_, &QPushButton::clicked, this, &SchemesPanel::cancelRequested);
+    connect(list_, &QListWidget::currentTextChanged, this, &SchemesPanel::currentSchemeChanged);
+    connect(generationBox_, &QComboBox::textActivated, this,
+            &SchemesPanel::generationSchemeRequested);
+    connect(model_, &QAbstractItemModel::modelReset, this, &SchemesPanel::rebuild);
+    connect(model_, &QAbstractItemModel::rowsInserted, this, &SchemesPanel::rebuild);
+    rebuild();
+}
+
+QStringList SchemesPanel::checkedSchemes() const {
+    QStringList names;
+    for (int i = 0; i < list_->count(); ++i)
+        if (list_->item(i)->checkState() == Qt::Checked) names << list_->item(i)->text();
+    return names;
+}
+
+void SchemesPanel::setCheckedSchemes(const QStringList& schemes) {
+    for (int i = 0; i < list_->count(); ++i)
+        list_->item(i)->setCheckState(schemes.contains(list_->item(i)->text()) ? Qt::Checked
+                                                                               : Qt::Unchecked);
+}
+
+QString SchemesPanel::currentScheme() const {
+    return list_->currentItem() ? list_->currentItem()->text() : QString();
+}
+
+void SchemesPanel::setCurrentScheme(const QString& scheme) {
+    auto found = list_->findItems(scheme, Qt::MatchExactly);
+    if (!found.isEmpty() && list_->currentItem() != found.front())
+        list_->setCurrentItem(found.front());
+}
+
+void SchemesPanel::setWeightReport(std::vector<compute::Table> tables) {
+    weightTables_ = std::move(tables);
+    model_->setTable(schemeComparisonTable(weightTables_, qualityTables_));
+}
+
+void SchemesPanel::setQualityReport(std::vector<compute::Table> tables) {
+    qualityTables_ = std::move(tables);
+    model_->setTable(schemeComparisonTable(weightTables_, qualityTables_));
+}
+
+void SchemesPanel::clearReports() {
+    weightTables_.clear();
+    qualityTables_.clear();
+    model_->setTable({});
+}
+
+void SchemesPanel::setRunning(bool running) {
+    weightButton_->setEnabled(!running);
+    qualityButton_->setEnabled(!running);
+    cancelButton_->setEnabled(running);
+    progress_->setVisible(running);
+    if (running) {
+        progress_->setValue(0);
+        progressLabel_->clear();
+    }
+}
+
+void SchemesPanel::setProgress(const QString& line, int percent) {
+    progressLabel_->setText(line);
+    if (percent >= 0) progress_->setValue(percent);
+}
+
+void SchemesPanel::setGenerationScheme(const QString& scheme, bool runsOnGpu) {
+    QSignalBlocker block(generationBox_);
+    int index = generationBox_->findText(scheme);
+    if (index < 0) {
+        generationBox_->addItem(scheme);
+        index = generationBox_->count() - 1;
+    }
+    generationBox_->setCurrentIndex(index);
+    generationLabel_->setText(runsOnGpu ? tr("the GPU engine runs this format")
+                                        : tr("host-analysis only here: no GPU kernel for this "
+                                             "scheme on this backend, generation keeps its "
+                                             "format"));
+}
+
+std::vector<compute::Table> SchemesPanel::dataTables() const {
+    if (model_->rowCount() == 0) return {};
+    std::vector<compute::Table> tables{model_->table()};
+    tables.insert(tables.end(), weightTables_.begin(), weightTables_.end());
+    tables.insert(tables.end(), qualityTables_.begin(), qualityTables_.end());
+    return tables;
+}
+
+void SchemesPanel::rebuild() {
+    const auto& table = model_->table();
+    QStringList names;
+    QList<qreal> values;
+    // Perplexity once measured (what quality is about), else the weight error.
+    bool perplexity = false;
+    for (const auto& column : table.columns) perplexity |= column.name == "perplexity";
+    const char* column = perplexity ? "perplexity" : "mean error";
+    const bool haveColumn = std::any_of(table.columns.begin(), table.columns.end(),
+                                        [&](const compute::Column& c) { return c.name == column; });
+    if (haveColumn)
+        for (std::size_t row = 0; row < table.rows.size(); ++row) {
+            const auto& cell = table.at(row, column);
+            double value = std::numeric_limits<double>::quiet_NaN();
+            if (auto* d = std::get_if<double>(&cell)) value = *d;
+            if (auto* i = std::get_if<std::int64_t>(&cell)) value = double(*i);
+            if (std::isnan(value)) continue;
+            names << QString::fromStdString(std::get<std::string>(table.rows[row][0]));
+            values << value;
+        }
+    const QString axis =
+        perplexity ? tr("perplexity (lower is better)") : tr("mean relative weight error (%)");
+    if (axisTitle(Qt::Vertical) != axis) setAxis(Qt::Vertical, axis, AxisScale::Linear);
+    setBarValues(Values, names, values);
+    if (names.isEmpty()) {
+        setSummary(tr("Tick schemes, then measure their weight errors or their quality."));
+        return;
+    }
+    auto best = std::min_element(values.begin(), values.end()) - values.begin();
+    auto worst = std::max_element(values.begin(), values.end()) - values.begin();
+    QLocale locale;
+    setSummary(tr("%1: best %2 (%3), worst %4 (%5) over %6 schemes")
+                   .arg(perplexity ? tr("Perplexity") : tr("Mean weight error"))
+                   .arg(names[best], locale.toString(values[best], 'g', 4), names[worst],
+                        locale.toString(values[worst], 'g', 4))
+                   .arg(names.size()));
+}
+
+} // namespace inferscope::widgets
