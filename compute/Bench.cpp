@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <chrono>
 
+#if defined(__unix__) || defined(__APPLE__)
 #include <sys/resource.h>
+#endif
 
 namespace inferscope::compute {
 
@@ -12,11 +14,16 @@ double secondsSince(std::chrono::steady_clock::time_point start) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+// Process CPU time, all threads; 0 where the platform has no getrusage.
 double processCpuSeconds() {
+#if defined(__unix__) || defined(__APPLE__)
     rusage usage{};
     getrusage(RUSAGE_SELF, &usage);
     return double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
            double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) * 1e-6;
+#else
+    return 0.0;
+#endif
 }
 
 std::vector<SequenceInput> prefillBatch(std::uint32_t batch,

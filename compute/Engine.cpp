@@ -1,5 +1,7 @@
 #include "compute/Engine.hpp"
 
+#include "compute/GpuWeightPacking.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -52,21 +54,25 @@ struct Engine::Buffers {
 
 Engine::Engine(const models::LoadedModel& model, EngineOptions options)
     : config_(model.config), options_(std::move(options)) {
-    const auto& store = model.weights;
-    build([&](const std::string& name) { return store.dequantized(name); },
-          [&](const std::string& name) { return store.contains(name); });
+    // A copy of the store is a map of views plus the shared file mapping: cheap, and it
+    // lets a format switch re-pack from the file's bytes without reading the file again.
+    store_ = std::make_shared<const models::WeightStore>(model.weights);
+    build([this](const std::string& name) { return store_->dequantized(name); },
+          [this](const std::string& name) { return store_->contains(name); });
 }
 
 Engine::Engine(const models::ModelConfig& config, const models::ReferenceWeights& weights,
                EngineOptions options)
     : config_(config), options_(std::move(options)) {
+    hostWeights_ = std::make_shared<const models::ReferenceWeights>(weights);
     build(
-        [&](const std::string& name) {
-            auto found = weights.find(name);
-            if (found == weights.end()) throw ComputeError("weight '" + name + "' is missing");
+        [this](const std::string& name) {
+            auto found = hostWeights_->find(name);
+            if (found == hostWeights_->end())
+                throw ComputeError("weight '" + name + "' is missing");
             return found->second;
         },
-        [&](const std::string& name) { return weights.count(name) != 0; });
+        [this](const std::string& name) { return hostWeights_->count(name) != 0; });
 }
 
 Engine::~Engine() = default;
@@ -78,7 +84,6 @@ void Engine::build(const WeightSource& weights, const WeightCheck& has) {
     kernels_ = options_.tuning ? std::make_unique<Kernels>(*context_, *options_.tuning)
                                : std::make_unique<Kernels>(*context_);
     recorder_ = std::make_unique<CommandRecorder>(*context_);
-    const auto format = options_.weightFormat;
 
     auto expectSize = [&](const std::string& name, const std::vector<float>& values,
                           std::uint64_t expected) {
@@ -93,7 +98,7 @@ void Engine::build(const WeightSource& weights, const WeightCheck& has) {
         return values;
     };
     const std::uint64_t hidden = c.hiddenSize, qDim = std::uint64_t(c.heads) * c.headDim,
-                        kvDim = std::uint64_t(c.kvHeads) * c.headDim, ffn = c.ffnSize;
+                        kvDim = std::uint64_t(c.kvHeads) * c.headDim;
 
     const std::uint32_t blockSize = std::max<std::uint32_t>(1, options_.blockSize);
     const std::uint32_t capacityBlocks =
@@ -108,25 +113,6 @@ void Engine::build(const WeightSource& weights, const WeightCheck& has) {
     layers_.resize(c.layers);
     for (std::uint32_t l = 0; l < c.layers; ++l) {
         auto& layer = layers_[l];
-        {
-            const auto q = load(layerName(l, "attn_q.weight"), qDim * hidden);
-            const auto k = load(layerName(l, "attn_k.weight"), kvDim * hidden);
-            const auto v = load(layerName(l, "attn_v.weight"), kvDim * hidden);
-            layer.qkv =
-                uploadMatrix(*context_, concatenate({&q, &k, &v}), std::uint32_t(qDim + 2 * kvDim),
-                             c.hiddenSize, format, layerName(l, "attn_qkv"));
-        }
-        layer.output =
-            uploadMatrix(*context_, load(layerName(l, "attn_output.weight"), hidden * qDim),
-                         c.hiddenSize, std::uint32_t(qDim), format, layerName(l, "attn_output"));
-        {
-            const auto gate = load(layerName(l, "ffn_gate.weight"), ffn * hidden);
-            const auto up = load(layerName(l, "ffn_up.weight"), ffn * hidden);
-            layer.gateUp = uploadMatrix(*context_, concatenate({&gate, &up}), 2 * c.ffnSize,
-                                        c.hiddenSize, format, layerName(l, "ffn_gateup"));
-        }
-        layer.down = uploadMatrix(*context_, load(layerName(l, "ffn_down.weight"), hidden * ffn),
-                                  c.hiddenSize, c.ffnSize, format, layerName(l, "ffn_down"));
         layer.attnNorm = uploadVector(*context_, load(layerName(l, "attn_norm.weight"), hidden),
                                       layerName(l, "attn_norm"));
         layer.ffnNorm = uploadVector(*context_, load(layerName(l, "ffn_norm.weight"), hidden),
@@ -142,31 +128,13 @@ void Engine::build(const WeightSource& weights, const WeightCheck& has) {
 
     buffers_ = std::make_unique<Buffers>();
     auto& b = *buffers_;
-    {
-        // The embedding lookup reads f32 or f16 tables; block formats keep the table in f16
-        // and give the output head its own copy in the format (it is ~20% of decode reads).
-        const auto tableFormat =
-            format == WeightFormat::F32 ? WeightFormat::F32 : WeightFormat::F16;
-        const auto table = load("token_embd.weight", std::uint64_t(c.vocabSize) * hidden);
-        b.embedding =
-            uploadMatrix(*context_, table, c.vocabSize, c.hiddenSize, tableFormat, "token_embd");
-        if (has("output.weight")) {
-            b.outputHead =
-                uploadMatrix(*context_, load("output.weight", std::uint64_t(c.vocabSize) * hidden),
-                             c.vocabSize, c.hiddenSize, format, "output");
-        } else if (!c.tiedEmbeddings) {
-            throw ComputeError("weight 'output.weight' is missing and embeddings are not tied");
-        } else if (tableFormat != format) {
-            b.outputHead =
-                uploadMatrix(*context_, table, c.vocabSize, c.hiddenSize, format, "output (tied)");
-        }
-    }
     b.outputNorm = uploadVector(*context_, load("output_norm.weight", hidden), "output_norm");
     std::vector<float> ropeFreqs;
     if (has("rope_freqs.weight")) ropeFreqs = load("rope_freqs.weight", c.headDim / 2);
     b.ropeInvFrequency =
         uploadVector(*context_, models::ropeInverseFrequencies(c, ropeFreqs), "rope_frequencies");
-    weightBytes_ = context_->allocatedBytes() - before;
+    vectorBytes_ = context_->allocatedBytes() - before;
+    uploadMatrices();
 
     // KV blocks: one buffer per layer, capacityBlocks x (K, V) x kvHeads x blockSize x headDim.
     const std::uint64_t kvBytes = std::uint64_t(capacityBlocks) * 2 * c.kvHeads * blockSize *
@@ -208,6 +176,157 @@ void Engine::build(const WeightSource& weights, const WeightCheck& has) {
     context_->resetPeak();
 }
 
+WeightFormat Engine::resolvedFormat(const std::vector<std::string>& names,
+                                    WeightFormat format) const {
+    if (format != WeightFormat::AsStored) return format;
+    if (!store_) return WeightFormat::F32; // substituted host weights are f32
+    // A fused matrix takes its parts' common type; parts stored differently (mixed
+    // K-quant files), and types no kernel reads, fall back to f16.
+    std::optional<models::TensorType> type;
+    for (const auto& name : names) {
+        const auto* tensor = store_->find(name);
+        if (!tensor || (type && *type != tensor->type)) return WeightFormat::F16;
+        type = tensor->type;
+    }
+    return type ? formatForStoredType(*type) : WeightFormat::F16;
+}
+
+DeviceMatrix Engine::uploadFused(const std::vector<std::string>& names, std::uint32_t cols,
+                                 std::uint32_t expectedRows, WeightFormat format,
+                                 const std::string& label) {
+    const auto chosen = resolvedFormat(names, format);
+    const bool blockFormat = chosen == WeightFormat::Q4_0 || chosen == WeightFormat::Q4_1 ||
+                             chosen == WeightFormat::Q8_0;
+    std::vector<std::vector<float>> owned(names.size());
+    std::vector<MatrixPart> parts;
+    bool anyStored = false;
+    std::uint32_t rows = 0;
+    for (std::size_t i = 0; i < names.size(); ++i) {
+        const auto* stored = store_ ? store_->find(names[i]) : nullptr;
+        MatrixPart part;
+        std::uint64_t elements = 0;
+        if (blockFormat && stored && formatReadsStoredType(chosen, stored->type)) {
+            part.stored = stored; // the file's own codes and scales
+            anyStored = true;
+            elements = stored->elements();
+        } else if (store_) {
+            owned[i] = store_->dequantized(names[i]);
+            part.values = owned[i];
+            elements = part.values.size();
+        } else {
+            auto found = hostWeights_->find(names[i]);
+            if (found == hostWeights_->end())
+                throw ComputeError("weight '" + names[i] + "' is missing");
+            part.values = found->second;
+            elements = part.values.size();
+        }
+        if (elements % cols != 0)
+            throw ComputeError("weight '" + names[i] + "' has " + std::to_string(elements) +
+                               " values, not rows of " + std::to_string(cols));
+        part.rows = std::uint32_t(elements / cols);
+        rows += part.rows;
+        parts.push_back(part);
+    }
+    if (rows != expectedRows)
+        throw ComputeError("weight '" + names.front() + "' has " +
+                           std::to_string(std::uint64_t(rows) * cols) + " values, expected " +
+                           std::to_string(std::uint64_t(expectedRows) * cols));
+    const bool original = chosen == WeightFormat::F32 || chosen == WeightFormat::F16 ||
+                          (chosen == WeightFormat::Q8_0 && !anyStored);
+    if (!original) return uploadPacked(*context_, packForGpu(chosen, parts, cols), label);
+    // F32 / F16 / Q8_0 from f32 values: the original packer over the stacked rows.
+    if (parts.size() == 1)
+        return uploadMatrix(*context_, parts[0].values, rows, cols, chosen, label);
+    std::vector<float> joined;
+    joined.reserve(std::uint64_t(rows) * cols);
+    for (const auto& part : parts)
+        joined.insert(joined.end(), part.values.begin(), part.values.end());
+    return uploadMatrix(*context_, joined, rows, cols, chosen, label);
+}
+
+void Engine::uploadMatrices() {
+    const auto& c = config_;
+    const auto format = options_.weightFormat;
+    const std::uint32_t qDim = c.heads * c.headDim, kvDim = c.kvHeads * c.headDim;
+    auto& b = *buffers_;
+    // Free the previous matrices first, so a switch never holds two formats at once.
+    for (auto& layer : layers_) {
+        layer.qkv = {};
+        layer.output = {};
+        layer.gateUp = {};
+        layer.down = {};
+    }
+    b.embedding = {};
+    b.outputHead = {};
+    matrixInfo_.clear();
+    std::uint64_t bytes = 0;
+    auto keep = [&](DeviceMatrix matrix, const std::string& name) {
+        matrixInfo_.push_back(
+            {name, matrix.format, std::uint64_t(matrix.rows) * matrix.cols, matrix.bytes()});
+        bytes += matrix.bytes();
+        return matrix;
+    };
+    auto name = [](std::uint32_t l, const char* suffix) { return layerName(l, suffix); };
+    for (std::uint32_t l = 0; l < c.layers; ++l) {
+        auto& layer = layers_[l];
+        layer.qkv = keep(uploadFused({name(l, "attn_q.weight"), name(l, "attn_k.weight"),
+                                      name(l, "attn_v.weight")},
+                                     c.hiddenSize, qDim + 2 * kvDim, format, name(l, "attn_qkv")),
+                         name(l, "attn_qkv"));
+        layer.output = keep(uploadFused({name(l, "attn_output.weight")}, qDim, c.hiddenSize, format,
+                                        name(l, "attn_output")),
+                            name(l, "attn_output"));
+        layer.gateUp = keep(uploadFused({name(l, "ffn_gate.weight"), name(l, "ffn_up.weight")},
+                                        c.hiddenSize, 2 * c.ffnSize, format, name(l, "ffn_gateup")),
+                            name(l, "ffn_gateup"));
+        layer.down = keep(uploadFused({name(l, "ffn_down.weight")}, c.ffnSize, c.hiddenSize, format,
+                                      name(l, "ffn_down")),
+                          name(l, "ffn_down"));
+    }
+    // The embedding lookup reads one row per token, so the table's format costs memory, not
+    // time: it stays f16 (f32 when the matrices are f32), which needs no quantized embed
+    // kernels; the output head (~20% of decode reads) gets its own copy in the format.
+    const auto headFormat = resolvedFormat({"token_embd.weight"}, format);
+    const auto tableFormat =
+        headFormat == WeightFormat::F32 ? WeightFormat::F32 : WeightFormat::F16;
+    b.embedding = keep(
+        uploadFused({"token_embd.weight"}, c.hiddenSize, c.vocabSize, tableFormat, "token_embd"),
+        "token_embd");
+    const bool hasOutput =
+        store_ ? store_->contains("output.weight") : hostWeights_->count("output.weight") != 0;
+    if (hasOutput) {
+        b.outputHead = keep(
+            uploadFused({"output.weight"}, c.hiddenSize, c.vocabSize, format, "output"), "output");
+    } else if (!c.tiedEmbeddings) {
+        throw ComputeError("weight 'output.weight' is missing and embeddings are not tied");
+    } else if (headFormat != tableFormat) {
+        b.outputHead = keep(uploadFused({"token_embd.weight"}, c.hiddenSize, c.vocabSize,
+                                        headFormat, "output (tied)"),
+                            "output (tied)");
+    }
+    weightBytes_ = vectorBytes_ + bytes;
+}
+
+void Engine::setWeightFormat(WeightFormat format) {
+    if (format == options_.weightFormat) return;
+    reset();
+    const auto previous = options_.weightFormat;
+    // Fresh pipelines: descriptor sets are cached by buffer handle, and a new buffer may
+    // reuse a freed one's handle.
+    const KernelTuning tuning = kernels_->tuning();
+    kernels_.reset();
+    kernels_ = std::make_unique<Kernels>(*context_, tuning);
+    try {
+        options_.weightFormat = format;
+        uploadMatrices();
+    } catch (...) {
+        options_.weightFormat = previous;
+        uploadMatrices();
+        throw;
+    }
+    context_->resetPeak();
+}
+
 void Engine::setCached(bool cached) {
     if (cached == options_.cached) return;
     options_.cached = cached;
@@ -224,6 +343,19 @@ std::uint32_t Engine::sequenceLength(SequenceId sequence) const {
 void Engine::release(SequenceId sequence) {
     kvCache_->release(sequence);
     history_.erase(sequence);
+}
+
+std::uint32_t Engine::forkSequence(SequenceId source, SequenceId target) {
+    if (history_.count(target)) {
+        throw ComputeError("sequence " + std::to_string(target) + " already exists");
+    }
+    const auto found = history_.find(source);
+    if (found == history_.end() || !kvCache_->contains(source)) {
+        throw ComputeError("unknown sequence " + std::to_string(source));
+    }
+    const std::uint32_t shared = kvCache_->forkPrefix(source, target);
+    history_[target].assign(found->second.begin(), found->second.begin() + shared);
+    return shared;
 }
 
 void Engine::reset() {

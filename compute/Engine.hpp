@@ -34,9 +34,11 @@ struct ProbeOptions {
 
 struct EngineOptions {
     ContextOptions device;
-    WeightFormat weightFormat = WeightFormat::F16; // matrices and embedding table
-    std::uint32_t blockSize = 16;                  // KV positions per block
-    std::uint32_t kvCapacityTokens = 4096;         // all sequences together
+    // Projection matrices and the output head. The embedding table is f32 for F32 (and for
+    // AsStored over f32 host weights), else f16: the lookup reads one row per token.
+    WeightFormat weightFormat = WeightFormat::F16;
+    std::uint32_t blockSize = 16;          // KV positions per block
+    std::uint32_t kvCapacityTokens = 4096; // all sequences together
     std::uint32_t maxSequences = 64;
     std::uint32_t maxContextPerSequence = 0; // 0: the model's context (capped by capacity)
     std::uint32_t maxTokensPerStep = 256;    // larger batches run as several submissions
@@ -84,6 +86,17 @@ struct StepResult {
     StepProbes probes;
 };
 
+// One weight matrix on the GPU (fused ones count once), for bits per weight.
+struct WeightMatrixInfo {
+    std::string name; // "blk.0.attn_qkv", "output", ...
+    WeightFormat format = WeightFormat::F16;
+    std::uint64_t parameters = 0; // rows x cols, without padding
+    std::uint64_t bytes = 0;      // the GPU buffer
+    double bitsPerWeight() const {
+        return parameters ? 8.0 * double(bytes) / double(parameters) : 0;
+    }
+};
+
 struct EngineMemory {
     std::uint64_t weightBytes = 0;
     std::uint64_t kvReservedBytes = 0; // the KV buffers of every layer (capacity)
@@ -109,7 +122,18 @@ public:
 
     StepResult step(const std::vector<SequenceInput>& batch, bool allLogits = false);
     void release(SequenceId sequence);
+    // Prefix sharing (PagedAttention): `target` starts with the full KV blocks of `source`
+    // (reference-counted, no copy); returns the positions shared. Feed `target` the rest of
+    // its tokens from that position on.
+    std::uint32_t forkSequence(SequenceId source, SequenceId target);
     void reset(); // drops every sequence
+
+    // Re-packs every matrix from the host weights the engine keeps (views into the model
+    // file's mapping, or the substituted weights) and re-uploads it; no file is read again.
+    // Drops every sequence: their cached K and V came from the old weights.
+    void setWeightFormat(WeightFormat format);
+    WeightFormat weightFormat() const { return options_.weightFormat; }
+    const std::vector<WeightMatrixInfo>& weightMatrices() const { return matrixInfo_; }
 
     bool cached() const { return options_.cached; }
     void setCached(bool cached);
@@ -131,6 +155,16 @@ private:
     using WeightSource = std::function<std::vector<float>(const std::string&)>;
     using WeightCheck = std::function<bool(const std::string&)>;
     void build(const WeightSource& weights, const WeightCheck& has);
+    void uploadMatrices(); // the matrices of options_.weightFormat, replacing any others
+    DeviceMatrix uploadFused(const std::vector<std::string>& names, std::uint32_t cols,
+                             std::uint32_t expectedRows, WeightFormat format,
+                             const std::string& label);
+    WeightFormat resolvedFormat(const std::vector<std::string>& names, WeightFormat format) const;
+    // Host weights kept for re-packing: one of the two is set.
+    std::shared_ptr<const models::WeightStore> store_;
+    std::shared_ptr<const models::ReferenceWeights> hostWeights_;
+    std::vector<WeightMatrixInfo> matrixInfo_;
+    std::uint64_t vectorBytes_ = 0;
     struct TokenRow {
         std::int32_t token;
         std::uint32_t slot;

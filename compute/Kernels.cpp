@@ -162,8 +162,7 @@ void Kernels::matvec(CommandRecorder& recorder, const MatvecArgs& a, const std::
     spec.push_back(a.gather ? 1 : 0);
     spec.push_back(a.probe && a.residual ? 1 : 0);
     finishSpecialization(spec);
-    auto& pipe = pipeline("matvec_" + std::string(weightFormatName(a.weights->format)), 7,
-                          sizeof(MatvecPush), spec);
+    auto& pipe = pipeline("matvec_" + matrixShaderSuffix(*a.weights), 7, sizeof(MatvecPush), spec);
     MatvecPush push;
     push.rows = a.weights->rows;
     push.cols = a.weights->cols;
@@ -197,8 +196,8 @@ void Kernels::qkvRope(CommandRecorder& recorder, const QkvRopeArgs& a, const std
     spec.push_back(a.splitHalf ? 1 : 0);
     spec.push_back(a.bias ? 1 : 0);
     finishSpecialization(spec);
-    auto& pipe = pipeline("qkv_rope_" + std::string(weightFormatName(a.weights->format)), 9,
-                          sizeof(MatvecPush), spec);
+    auto& pipe =
+        pipeline("qkv_rope_" + matrixShaderSuffix(*a.weights), 9, sizeof(MatvecPush), spec);
     MatvecPush push;
     push.rows = a.weights->rows;
     push.cols = a.weights->cols;
@@ -234,8 +233,8 @@ void Kernels::ffnGateUp(CommandRecorder& recorder, const GateUpArgs& a, const st
     const auto shape = shapeFor(a.tokens, true);
     auto spec = coreSpecialization(shape, a.normWeight != nullptr);
     finishSpecialization(spec);
-    auto& pipe = pipeline("ffn_gateup_" + std::string(weightFormatName(a.weights->format)), 4,
-                          sizeof(MatvecPush), spec);
+    auto& pipe =
+        pipeline("ffn_gateup_" + matrixShaderSuffix(*a.weights), 4, sizeof(MatvecPush), spec);
     MatvecPush push;
     push.rows = a.weights->rows;
     push.cols = a.weights->cols;

@@ -77,8 +77,8 @@ void KvCache::reserve(SequenceId id, std::uint32_t newLength) {
                            std::to_string(maxPositionsPerSequence()) +
                            " this engine's block tables hold");
     }
-    // A shared last block must not be written into: give this sequence its own copy.
-    // (forkPrefix shares only full blocks, so this never happens on that path.)
+    // Shared blocks are never written: forkPrefix shares only full blocks, so new
+    // positions always land in blocks this sequence owns alone.
     while (s.blocks.size() < blocksNeeded) {
         if (freeList_.empty()) {
             throw ComputeError("KV cache full: " + std::to_string(capacityBlocks_) + " blocks of " +

@@ -1,5 +1,7 @@
 #include "compute/WeightFormat.hpp"
 
+#include "compute/GpuWeightPacking.hpp"
+
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -53,12 +55,70 @@ std::string_view weightFormatName(WeightFormat format) {
         return "f16";
     case WeightFormat::Q8_0:
         return "q8_0";
+    case WeightFormat::Int8Tensor:
+        return "int8-tensor";
+    case WeightFormat::Int8Row:
+        return "int8-row";
+    case WeightFormat::Int4Tensor:
+        return "int4-tensor";
+    case WeightFormat::Int4Row:
+        return "int4-row";
+    case WeightFormat::Int4G128:
+        return "int4-g128";
+    case WeightFormat::Int4G64:
+        return "int4-g64";
+    case WeightFormat::Nf4:
+        return "nf4";
+    case WeightFormat::Q4_0:
+        return "q4_0";
+    case WeightFormat::Q4_1:
+        return "q4_1";
+    case WeightFormat::AsStored:
+        return "as-stored";
     }
     return "?";
 }
 
+std::span<const WeightFormat> allWeightFormats() {
+    static constexpr WeightFormat formats[] = {
+        WeightFormat::F32,      WeightFormat::F16,        WeightFormat::Int8Tensor,
+        WeightFormat::Int8Row,  WeightFormat::Int4Tensor, WeightFormat::Int4Row,
+        WeightFormat::Int4G128, WeightFormat::Int4G64,    WeightFormat::Nf4,
+        WeightFormat::Q8_0,     WeightFormat::Q4_0,       WeightFormat::Q4_1};
+    return formats;
+}
+
+std::string_view weightFormatShaderSuffix(WeightFormat format) {
+    switch (format) {
+    case WeightFormat::Int8Tensor:
+        return "int8_tensor";
+    case WeightFormat::Int8Row:
+        return "int8_row";
+    case WeightFormat::Int4Tensor:
+        return "int4_tensor";
+    case WeightFormat::Int4Row:
+        return "int4_row";
+    case WeightFormat::Int4G128:
+        return "int4_g128";
+    case WeightFormat::Int4G64:
+        return "int4_g64";
+    default:
+        return weightFormatName(format);
+    }
+}
+
+std::string matrixShaderSuffix(const DeviceMatrix& matrix) {
+    return std::string(weightFormatShaderSuffix(matrix.format)) +
+           (matrix.alignedGroups ? "_aligned" : "");
+}
+
 std::optional<WeightFormat> weightFormatFromName(std::string_view name) {
-    for (auto format : {WeightFormat::F32, WeightFormat::F16, WeightFormat::Q8_0}) {
+    if (name == "fp32") return WeightFormat::F32;
+    if (name == "fp16") return WeightFormat::F16;
+    if (name == "int4-group") return WeightFormat::Int4G128;
+    if (name == "nf4-b64") return WeightFormat::Nf4;
+    if (name == "as-stored") return WeightFormat::AsStored;
+    for (auto format : allWeightFormats()) {
         if (weightFormatName(format) == name) return format;
     }
     return std::nullopt;
@@ -73,6 +133,23 @@ std::uint64_t weightRowBytes(WeightFormat format, std::uint32_t cols) {
         return padded * 2;
     case WeightFormat::Q8_0:
         return padded + padded / 32 * 4;
+    case WeightFormat::Int8Tensor:
+    case WeightFormat::Int8Row:
+        return padded + 2; // codes + the row's fp16 scale
+    case WeightFormat::Int4Tensor:
+    case WeightFormat::Int4Row:
+        return padded / 2 + 2;
+    case WeightFormat::Int4G128:
+        return padded / 2 + (cols + 127) / 128 * 2; // about: groups may cross rows
+    case WeightFormat::Int4G64:
+    case WeightFormat::Nf4:
+        return padded / 2 + (cols + 63) / 64 * 2;
+    case WeightFormat::Q4_0:
+        return padded / 2 + padded / 32 * 2;
+    case WeightFormat::Q4_1:
+        return padded / 2 + padded / 32 * 4;
+    case WeightFormat::AsStored:
+        break;
     }
     return 0;
 }
@@ -84,6 +161,11 @@ DeviceMatrix uploadMatrix(const VulkanContext& context, std::span<const float> v
         throw ComputeError("matrix '" + label + "' has " + std::to_string(values.size()) +
                            " values, expected " + std::to_string(rows) + " x " +
                            std::to_string(cols));
+    }
+    if (format != WeightFormat::F32 && format != WeightFormat::F16 &&
+        format != WeightFormat::Q8_0) {
+        const MatrixPart part{values, rows, nullptr};
+        return uploadPacked(context, packForGpu(format, std::span(&part, 1), cols), label);
     }
     DeviceMatrix matrix;
     matrix.format = format;
@@ -145,6 +227,11 @@ DeviceMatrix uploadMatrix(const VulkanContext& context, std::span<const float> v
 
 std::vector<float> roundTripWeights(std::span<const float> values, std::uint32_t cols,
                                     WeightFormat format) {
+    if (format != WeightFormat::F32 && format != WeightFormat::F16 &&
+        format != WeightFormat::Q8_0) {
+        return referenceDequantized(format, values, cols ? std::uint32_t(values.size() / cols) : 0,
+                                    cols);
+    }
     std::vector<float> result(values.begin(), values.end());
     if (format == WeightFormat::F16) {
         for (auto& v : result) v = halfToFloatLocal(toHalf(v));

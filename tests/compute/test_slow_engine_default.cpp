@@ -12,6 +12,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include "tests/DefaultModel.hpp"
 #include <QtTest>
 
 #include <cstdlib>
@@ -43,15 +44,7 @@ class SlowEngineDefaultTest : public QObject {
 
 private slots:
     void initTestCase() {
-        const auto path = models::resolveModelPath("default");
-        if (!std::filesystem::exists(path)) {
-            if (std::getenv("INFERSCOPE_REQUIRE_MODEL")) {
-                QFAIL(
-                    qPrintable("default model missing: " + QString::fromStdString(path.string())));
-            }
-            QSKIP("default model not downloaded (run scripts/setup); set INFERSCOPE_REQUIRE_MODEL "
-                  "to make this a failure");
-        }
+        INFERSCOPE_DEFAULT_MODEL_OR_SKIP(path);
         model_ = std::make_unique<models::LoadedModel>(models::loadModel(path));
     }
 

@@ -5,6 +5,7 @@
 #include "compute/experiments/WeightReport.hpp"
 #include "models/LoadedModel.hpp"
 
+#include "tests/DefaultModel.hpp"
 #include <QtTest>
 
 #include <cstdlib>
@@ -17,13 +18,7 @@ class TestSlowWeightReportDefault : public QObject {
     Q_OBJECT
 private slots:
     void int4GranularityAndNf4() {
-        const auto path = models::resolveModelPath("default");
-        if (!std::filesystem::exists(path)) {
-            if (std::getenv("INFERSCOPE_REQUIRE_MODEL"))
-                QFAIL(qPrintable("INFERSCOPE_REQUIRE_MODEL is set but " +
-                                 QString::fromStdString(path.string()) + " is missing"));
-            QSKIP("default model not installed (scripts/setup places it)");
-        }
+        INFERSCOPE_DEFAULT_MODEL_OR_SKIP(path);
         const auto model = models::loadModel(path);
         experiments::WeightReportOptions options;
         for (const char* s : {"int8-tensor", "int8-row", "int4-tensor", "int4-row", "int4-g128",

@@ -360,6 +360,46 @@ private slots:
         checkValidation(engine);
     }
 
+    void allLogitsSplitAcrossSubmissions() {
+        EngineOptions small;
+        small.maxLogitRowsPerStep = 4; // 11 logit rows: three submissions
+        small.maxTokensPerStep = 5;
+        Engine split(*llama_, small);
+        Engine whole(*llama_);
+        const auto prompt = promptTokens(11, 300, 40);
+        const auto a = split.step({{1, prompt}}, true);
+        const auto b = whole.step({{1, prompt}}, true);
+        QVERIFY(a.probes.submissions >= 3);
+        QCOMPARE(b.probes.submissions, 1u);
+        QCOMPARE(a.sequences[0].argmax, b.sequences[0].argmax);
+        QVERIFY(compareLogits(a.sequences[0].logits, b.sequences[0].logits, 300, "split") <= 0.01);
+        checkValidation(split);
+    }
+
+    void forkedPrefixGivesTheSameContinuation() {
+        Engine engine(*llama_);
+        const auto prompt = promptTokens(37, 300, 50);
+        auto first = engine.step({{1, prompt}});
+        const std::uint32_t usedBefore = engine.kvCache().usedBlocks();
+        QCOMPARE(engine.forkSequence(1, 2), 32u); // two full blocks of 16, shared
+        QCOMPARE(engine.kvCache().usedBlocks(), usedBefore);
+        QCOMPARE(engine.kvCache().referenceCount(engine.kvCache().blockTable(1)[0]), 2u);
+        // Sequence 2 recomputes only positions 32.. and then continues like sequence 1.
+        std::vector<std::int32_t> rest(prompt.begin() + 32, prompt.end());
+        const std::int32_t next = first.sequences[0].argmax[0];
+        rest.push_back(next);
+        const auto forked = engine.step({{2, rest}});
+        const auto original = engine.step({{1, {next}}});
+        QCOMPARE(forked.sequences[0].argmax, original.sequences[0].argmax);
+        QVERIFY(compareLogits(forked.sequences[0].logits, original.sequences[0].logits, 300,
+                              "fork") <= 0.01);
+        QCOMPARE(engine.sequenceLength(2), 38u);
+        engine.release(1);
+        QCOMPARE(engine.kvCache().referenceCount(engine.kvCache().blockTable(2)[0]), 1u);
+        QVERIFY_THROWS_EXCEPTION(ComputeError, engine.forkSequence(7, 8));
+        checkValidation(engine);
+    }
+
     void failedStepLeavesSequencesUntouched() {
         EngineOptions options;
         options.kvCapacityTokens = 32; // two blocks of 16

@@ -5,6 +5,7 @@
 #include "models/ModelError.hpp"
 
 #include <QElapsedTimer>
+#include "tests/DefaultModel.hpp"
 #include <QtTest>
 #include <nlohmann/json.hpp>
 
@@ -22,13 +23,7 @@ class TestSlowDefaultModelGguf : public QObject {
 
 private slots:
     void initTestCase() {
-        std::filesystem::path path;
-        try {
-            path = resolveModelPath("default");
-        } catch (const ModelError& error) {
-            if (std::getenv("INFERSCOPE_REQUIRE_MODEL")) QFAIL(error.what());
-            QSKIP(qPrintable(QString("default model not installed (%1)").arg(error.what())));
-        }
+        INFERSCOPE_DEFAULT_MODEL_OR_SKIP(path);
         QElapsedTimer timer;
         timer.start();
         model_ = loadGgufModel(path);

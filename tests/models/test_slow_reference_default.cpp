@@ -14,6 +14,7 @@
 #include "models/ReferenceTransformer.hpp"
 #include "models/Sampler.hpp"
 
+#include "tests/DefaultModel.hpp"
 #include <QtTest>
 
 #include <nlohmann/json.hpp>
@@ -50,18 +51,7 @@ class TestSlowReferenceDefault : public QObject {
 
 private slots:
     void initTestCase() {
-        std::filesystem::path path;
-        QString missing;
-        try {
-            path = resolveModelPath("default"); // throws when the default model is not installed
-        } catch (const ModelError& error) {
-            missing = error.what();
-        }
-        if (!missing.isEmpty()) {
-            if (std::getenv("INFERSCOPE_REQUIRE_MODEL"))
-                QFAIL(qPrintable("INFERSCOPE_REQUIRE_MODEL is set: " + missing));
-            QSKIP(qPrintable(missing + " (set INFERSCOPE_REQUIRE_MODEL to make this a failure)"));
-        }
+        INFERSCOPE_DEFAULT_MODEL_OR_SKIP(path);
         std::ifstream in(INFERSCOPE_TEST_DATA "/reference-smollm2.json");
         QVERIFY(in.good());
         fixture_ = nlohmann::json::parse(in);

@@ -4,6 +4,7 @@
 #include "models/ModelError.hpp"
 #include "models/Tokenizer.hpp"
 
+#include "tests/DefaultModel.hpp"
 #include <QtTest>
 
 #include <nlohmann/json.hpp>
@@ -66,13 +67,7 @@ class TestSlowTokenizerDefault : public QObject {
 
 private slots:
     void initTestCase() {
-        std::filesystem::path path;
-        try {
-            path = resolveModelPath("default"); // throws when the model is not installed
-        } catch (const ModelError& error) {
-            if (std::getenv("INFERSCOPE_REQUIRE_MODEL") != nullptr) QFAIL(error.what());
-            QSKIP(qPrintable(QString("default model not installed (%1)").arg(error.what())));
-        }
+        INFERSCOPE_DEFAULT_MODEL_OR_SKIP(path);
         LoadedModel model = loadGgufModel(path);
         QCOMPARE(model.tokenizer.kind, TokenizerKind::ByteLevelBpe);
         QCOMPARE(QString::fromStdString(model.tokenizer.preTokenizer), QString("smollm"));

@@ -1,0 +1,347 @@
+#include "compute/GpuWeightPacking.hpp"
+
+#include "models/GgmlQuantize.hpp"
+#include "models/TensorType.hpp"
+#include "models/WeightQuantizer.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <optional>
+
+namespace inferscope::compute {
+
+namespace {
+
+constexpr std::uint32_t kGgmlBlock = 32;
+
+std::optional<models::QuantSchemeSpec> labSpec(WeightFormat format) {
+    using models::QuantScheme;
+    switch (format) {
+    case WeightFormat::Int8Tensor:
+        return models::QuantSchemeSpec{QuantScheme::Int8PerTensor, 0};
+    case WeightFormat::Int8Row:
+        return models::QuantSchemeSpec{QuantScheme::Int8PerRow, 0};
+    case WeightFormat::Int4Tensor:
+        return models::QuantSchemeSpec{QuantScheme::Int4PerTensor, 0};
+    case WeightFormat::Int4Row:
+        return models::QuantSchemeSpec{QuantScheme::Int4PerRow, 0};
+    case WeightFormat::Int4G128:
+        return models::QuantSchemeSpec{QuantScheme::Int4PerGroup, 128};
+    case WeightFormat::Int4G64:
+        return models::QuantSchemeSpec{QuantScheme::Int4PerGroup, 64};
+    case WeightFormat::Nf4:
+        return models::QuantSchemeSpec{QuantScheme::Nf4, 64};
+    default:
+        return std::nullopt;
+    }
+}
+
+std::optional<models::TensorType> ggmlType(WeightFormat format) {
+    switch (format) {
+    case WeightFormat::Q4_0:
+        return models::TensorType::Q4_0;
+    case WeightFormat::Q4_1:
+        return models::TensorType::Q4_1;
+    case WeightFormat::Q8_0:
+        return models::TensorType::Q8_0;
+    default:
+        return std::nullopt;
+    }
+}
+
+std::uint16_t readU16(const std::uint8_t* bytes) {
+    return std::uint16_t(bytes[0] | (std::uint16_t(bytes[1]) << 8));
+}
+
+// Byte-addressed writes into the word array (the host is little-endian, like SPIR-V).
+struct WordWriter {
+    std::vector<std::uint32_t>& words;
+    std::uint8_t* bytes() { return reinterpret_cast<std::uint8_t*>(words.data()); }
+    void setByte(std::uint64_t index, std::uint8_t value) { bytes()[index] = value; }
+    void setNibble(std::uint64_t index, unsigned code) {
+        std::uint8_t& byte = bytes()[index / 2];
+        byte = index % 2 == 0 ? std::uint8_t((byte & 0xf0) | code)
+                              : std::uint8_t((byte & 0x0f) | (code << 4));
+    }
+    // The index-th fp16 of the region starting at word `base`.
+    void setHalf(std::uint64_t base, std::uint64_t index, std::uint16_t bits) {
+        std::memcpy(bytes() + base * 4 + index * 2, &bits, 2);
+    }
+};
+
+// A part's f32 values: given, or dequantized from its stored bytes into `scratch`.
+std::span<const float> partValues(const MatrixPart& part, std::uint32_t cols,
+                                  std::vector<float>& scratch) {
+    const std::uint64_t n = std::uint64_t(part.rows) * cols;
+    if (!part.values.empty()) {
+        if (part.values.size() != n) throw ComputeError("matrix part has the wrong size");
+        return part.values;
+    }
+    if (!part.stored) throw ComputeError("matrix part has neither values nor stored bytes");
+    scratch.resize(n);
+    models::dequantize(part.stored->type, part.stored->data, scratch);
+    return scratch;
+}
+
+void packLab(const models::QuantSchemeSpec& spec, WeightFormat format,
+             std::span<const MatrixPart> parts, GpuPackedMatrix& out) {
+    using models::QuantScheme;
+    const bool eightBit =
+        spec.scheme == QuantScheme::Int8PerTensor || spec.scheme == QuantScheme::Int8PerRow;
+    const bool grouped =
+        spec.scheme == QuantScheme::Int4PerGroup || spec.scheme == QuantScheme::Nf4;
+    const bool perTensor =
+        spec.scheme == QuantScheme::Int8PerTensor || spec.scheme == QuantScheme::Int4PerTensor;
+    const std::uint64_t cols = out.cols, stride = out.stride;
+    if (grouped && cols % 4 != 0) {
+        throw ComputeError(std::string(weightFormatName(format)) +
+                           " needs a multiple of 4 columns (a vec4 must share one group), got " +
+                           std::to_string(cols));
+    }
+    const std::uint64_t elements = std::uint64_t(out.rows) * stride;
+    out.formatWords = std::uint32_t(eightBit ? elements / 4 : elements / 8);
+    std::uint64_t scaleHalves = 0;
+    if (grouped) {
+        std::uint64_t logical = std::uint64_t(out.rows) * cols;
+        // Padding columns compute a logical index up to one row past the end.
+        scaleHalves = (logical + stride) / spec.groupSize + 2;
+    } else {
+        scaleHalves = out.rows;
+    }
+    out.words.assign(out.formatWords + (scaleHalves + 1) / 2, 0u);
+    WordWriter writer{out.words};
+    const unsigned zeroCode = eightBit ? 0u : (spec.scheme == QuantScheme::Nf4 ? 7u : 8u);
+    if (!eightBit) {
+        const std::uint32_t fill = zeroCode * 0x11111111u;
+        std::fill_n(out.words.begin(), out.formatWords, fill);
+    }
+
+    std::uint32_t firstRow = 0;
+    std::uint64_t firstScale = 0;
+    std::vector<float> scratch;
+    for (std::size_t index = 0; index < parts.size(); ++index) {
+        const auto& part = parts[index];
+        const auto values = partValues(part, std::uint32_t(cols), scratch);
+        const auto packed = models::packMatrix(spec, values, part.rows, cols);
+        const std::uint64_t n = std::uint64_t(part.rows) * cols;
+        const std::uint8_t* codes = packed.bytes.data();
+        const std::uint8_t* scales = codes + (eightBit ? n : (n + 1) / 2);
+        for (std::uint64_t r = 0; r < part.rows; ++r) {
+            const std::uint64_t target = (firstRow + r) * stride;
+            const std::uint64_t source = r * cols;
+            if (eightBit) {
+                std::memcpy(writer.bytes() + target, codes + source, cols);
+                continue;
+            }
+            for (std::uint64_t c = 0; c < cols; ++c) {
+                const std::uint64_t e = source + c;
+                const unsigned code = e % 2 == 0 ? codes[e / 2] & 0x0fu : codes[e / 2] >> 4;
+                writer.setNibble(target + c, code);
+            }
+        }
+        if (grouped) {
+            const std::uint64_t count = (n + spec.groupSize - 1) / spec.groupSize;
+            if (index + 1 < parts.size() && n % spec.groupSize != 0) {
+                throw ComputeError(std::string(weightFormatName(format)) + ": a fused part of " +
+                                   std::to_string(n) + " weights is not a whole number of groups");
+            }
+            for (std::uint64_t s = 0; s < count; ++s)
+                writer.setHalf(out.formatWords, firstScale + s, readU16(scales + 2 * s));
+            firstScale += count;
+        } else {
+            for (std::uint64_t r = 0; r < part.rows; ++r)
+                writer.setHalf(out.formatWords, firstRow + r,
+                               readU16(scales + 2 * (perTensor ? 0 : r)));
+        }
+        firstRow += part.rows;
+    }
+}
+
+void packGgml(models::TensorType type, std::span<const MatrixPart> parts, GpuPackedMatrix& out) {
+    const std::uint64_t cols = out.cols, stride = out.stride;
+    const bool eightBit = type == models::TensorType::Q8_0;
+    const std::uint64_t elements = std::uint64_t(out.rows) * stride;
+    const std::uint64_t blocks = elements / kGgmlBlock;
+    out.formatWords = std::uint32_t(eightBit ? elements / 4 : elements / 8);
+    const std::uint64_t scaleWords = type == models::TensorType::Q4_0 ? (blocks + 1) / 2 : blocks;
+    out.words.assign(out.formatWords + scaleWords, 0u);
+    WordWriter writer{out.words};
+    const auto traits = models::tensorTypeTraits(type);
+    std::uint32_t firstRow = 0;
+    std::vector<float> scratch;
+    for (const auto& part : parts) {
+        std::vector<std::uint8_t> quantized;
+        std::span<const std::uint8_t> bytes;
+        if (part.stored && part.stored->type == type) {
+            bytes = part.stored->data;
+        } else if (eightBit) {
+            // Q8_0 from f32 keeps the engine's Q8_0 packer (f32 scale absmax / 127).
+            const auto values = partValues(part, std::uint32_t(cols), scratch);
+            for (std::uint64_t r = 0; r < part.rows; ++r) {
+                for (std::uint64_t b = 0; b * kGgmlBlock < cols; ++b) {
+                    const float* source = values.data() + r * cols + b * kGgmlBlock;
+                    const std::uint64_t count = std::min<std::uint64_t>(kGgmlBlock, cols - b * 32);
+                    float absMax = 0.0f;
+                    for (std::uint64_t i = 0; i < count; ++i)
+                        absMax = std::max(absMax, std::abs(source[i]));
+                    const float scale = absMax / 127.0f;
+                    const std::uint64_t target = (firstRow + r) * stride + b * kGgmlBlock;
+                    out.words[out.formatWords + target / kGgmlBlock] =
+                        std::bit_cast<std::uint32_t>(scale);
+                    if (scale == 0.0f) continue;
+                    for (std::uint64_t i = 0; i < count; ++i) {
+                        const float q = std::clamp(std::round(source[i] / scale), -127.0f, 127.0f);
+                        writer.setByte(target + i, std::uint8_t(std::int8_t(q)));
+                    }
+                }
+            }
+            firstRow += part.rows;
+            continue;
+        } else {
+            if (cols % kGgmlBlock != 0) {
+                throw ComputeError(std::string(traits.name) +
+                                   " needs a multiple of 32 columns, got " + std::to_string(cols));
+            }
+            quantized = models::quantizeGgml(type, partValues(part, std::uint32_t(cols), scratch));
+            bytes = quantized;
+        }
+        if (cols % kGgmlBlock != 0)
+            throw ComputeError(std::string(traits.name) + " needs a multiple of 32 columns");
+        const std::uint64_t blocksPerRow = cols / kGgmlBlock;
+        if (bytes.size() != std::uint64_t(part.rows) * blocksPerRow * traits.blockBytes)
+            throw ComputeError("stored " + std::string(traits.name) + " bytes have the wrong size");
+        for (std::uint64_t r = 0; r < part.rows; ++r) {
+            for (std::uint64_t b = 0; b < blocksPerRow; ++b) {
+                const std::uint8_t* block =
+                    bytes.data() + (r * blocksPerRow + b) * traits.blockBytes;
+                const std::uint64_t target = (firstRow + r) * stride + b * kGgmlBlock;
+                const std::uint64_t gpuBlock = target / kGgmlBlock;
+                switch (type) {
+                case models::TensorType::Q8_0:
+                    out.words[out.formatWords + gpuBlock] =
+                        std::bit_cast<std::uint32_t>(models::halfToFloat(readU16(block)));
+                    std::memcpy(writer.bytes() + target, block + 2, kGgmlBlock);
+                    break;
+                case models::TensorType::Q4_0:
+                case models::TensorType::Q4_1: {
+                    const bool hasMin = type == models::TensorType::Q4_1;
+                    if (hasMin) {
+                        out.words[out.formatWords + gpuBlock] =
+                            std::uint32_t(readU16(block)) |
+                            (std::uint32_t(readU16(block + 2)) << 16);
+                    } else {
+                        writer.setHalf(out.formatWords, gpuBlock, readU16(block));
+                    }
+                    // GGUF: element i in the low nibble of byte i, element i + 16 in the high.
+                    const std::uint8_t* qs = block + (hasMin ? 4 : 2);
+                    for (std::uint64_t i = 0; i < 16; ++i) {
+                        writer.setNibble(target + i, qs[i] & 0x0fu);
+                        writer.setNibble(target + i + 16, qs[i] >> 4);
+                    }
+                    break;
+                }
+                default:
+                    break;
+                }
+            }
+        }
+        firstRow += part.rows;
+    }
+}
+
+} // namespace
+
+bool isLabScheme(WeightFormat format) {
+    return labSpec(format).has_value();
+}
+
+bool formatReadsStoredType(WeightFormat format, models::TensorType type) {
+    switch (type) {
+    case models::TensorType::F32:
+        return format == WeightFormat::F32;
+    case models::TensorType::F16:
+        return format == WeightFormat::F16;
+    default:
+        return ggmlType(format) == type;
+    }
+}
+
+WeightFormat formatForStoredType(models::TensorType type) {
+    switch (type) {
+    case models::TensorType::F32:
+        return WeightFormat::F32;
+    case models::TensorType::Q8_0:
+        return WeightFormat::Q8_0;
+    case models::TensorType::Q4_0:
+        return WeightFormat::Q4_0;
+    case models::TensorType::Q4_1:
+        return WeightFormat::Q4_1;
+    default:
+        return WeightFormat::F16; // F16 itself, and BF16 / K-quants that no kernel reads yet
+    }
+}
+
+GpuPackedMatrix packForGpu(WeightFormat format, std::span<const MatrixPart> parts,
+                           std::uint32_t cols) {
+    GpuPackedMatrix out;
+    out.format = format;
+    out.cols = cols;
+    out.stride = paddedColumns(cols);
+    for (const auto& part : parts) out.rows += part.rows;
+    if (out.rows == 0 || cols == 0) throw ComputeError("packForGpu: empty matrix");
+    if (auto spec = labSpec(format)) {
+        packLab(*spec, format, parts, out);
+        out.alignedGroups = (spec->scheme == models::QuantScheme::Int4PerGroup ||
+                             spec->scheme == models::QuantScheme::Nf4) &&
+                            cols % kColumnPadding == 0;
+    } else if (auto type = ggmlType(format)) {
+        packGgml(*type, parts, out);
+    } else {
+        throw ComputeError("packForGpu: " + std::string(weightFormatName(format)) +
+                           " is packed by uploadMatrix");
+    }
+    return out;
+}
+
+DeviceMatrix uploadPacked(const VulkanContext& context, const GpuPackedMatrix& packed,
+                          const std::string& label) {
+    DeviceMatrix matrix;
+    matrix.format = packed.format;
+    matrix.rows = packed.rows;
+    matrix.cols = packed.cols;
+    matrix.stride = packed.stride;
+    matrix.formatWords = packed.formatWords;
+    matrix.alignedGroups = packed.alignedGroups;
+    matrix.buffer = Buffer(context, packed.words.size() * 4, BufferKind::DeviceLocal, label);
+    matrix.buffer.upload(std::span<const std::uint32_t>(packed.words));
+    return matrix;
+}
+
+std::vector<float> referenceDequantized(WeightFormat format, std::span<const float> values,
+                                        std::uint32_t rows, std::uint32_t cols,
+                                        const models::StoredTensor* stored) {
+    std::vector<float> scratch;
+    const MatrixPart part{values, rows, stored};
+    if (auto spec = labSpec(format)) {
+        return models::dequantizeMatrix(
+            models::packMatrix(*spec, partValues(part, cols, scratch), rows, cols));
+    }
+    const auto type = ggmlType(format);
+    if (stored && type && stored->type == *type) {
+        std::vector<float> out(std::uint64_t(rows) * cols);
+        models::dequantize(*type, stored->data, out);
+        return out;
+    }
+    const auto source = partValues(part, cols, scratch);
+    if (format == WeightFormat::Q4_0 || format == WeightFormat::Q4_1) {
+        const auto bytes = models::quantizeGgml(*type, source);
+        std::vector<float> out(source.size());
+        models::dequantize(*type, bytes, out);
+        return out;
+    }
+    return roundTripWeights(source, cols, format);
+}
+
+} // namespace inferscope::compute

@@ -1,0 +1,10 @@
+// Weight format int4-tensor: 4-bit codes c = q + 8 (q in -7..7), w = (c - 8) * scale,
+// one fp16 scale per source tensor
+// (repeated per row, so a fused Q|K|V keeps each tensor's own scale).
+// A row is one block (see dequant_int8_row.glsl).
+#define WEIGHT_BLOCK 65536
+#include "quant_codes.glsl"
+
+vec4 weightQuants(uint e) { return vec4(nibbleCodes(e)) - 8.0; }
+float weightScale(uint e) { return scaleHalf(e / p.wStride); }
+vec4 dequantize4(uint e) { return weightQuants(e) * weightScale(e); }

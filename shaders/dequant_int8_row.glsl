@@ -1,0 +1,9 @@
+// Weight format int8-row: int8 codes q (-127..127), w = q * scale, one fp16 scale per output row.
+// A row is one block: the broadcast path of matvec_core.glsl steps in chunks that never
+// cross a row (rows are padded to a multiple of 4 x WG), so one scale load per row and chunk.
+#define WEIGHT_BLOCK 65536
+#include "quant_codes.glsl"
+
+vec4 weightQuants(uint e) { return int8Codes(e); }
+float weightScale(uint e) { return scaleHalf(e / p.wStride); }
+vec4 dequantize4(uint e) { return weightQuants(e) * weightScale(e); }

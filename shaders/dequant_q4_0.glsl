@@ -1,0 +1,8 @@
+// Weight format q4_0 (GGUF): blocks of 32 weights of a padded row, 4-bit codes q,
+// w = (q - 8) * d, one fp16 d per block (two per word).
+#define WEIGHT_BLOCK 32
+#include "quant_codes.glsl"
+
+vec4 weightQuants(uint e) { return vec4(nibbleCodes(e)) - 8.0; }
+float weightScale(uint e) { return scaleHalf(e >> 5); }
+vec4 dequantize4(uint e) { return weightQuants(e) * weightScale(e); }

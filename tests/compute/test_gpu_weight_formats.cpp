@@ -1,0 +1,518 @@
+// Every quantization scheme as a GPU weight format (compute/GpuWeightPacking):
+// - host pack -> GPU dequantize equals the host dequantizer *exactly*: a matrix-matrix
+//   product with the identity (x = unit vectors) returns every weight w * 1 + 0 * others,
+//   which is exact in f32, so any difference is a layout or codebook bug. Shapes cover rows
+//   that need padding (cols 100 -> stride 128), groups that cross rows (576 with g128), fused
+//   matrices whose parts carry their own per-tensor scales, and GGUF Q4_0 / Q4_1 / Q8_0 from
+//   the file's own bytes; both the CPU-device layout and the GPU (split-columns) layout run.
+// - a whole forward pass (prefill + greedy decode) of the engine with quantized weights
+//   against the CPU reference given the same quantized-then-dequantized weights (per source
+//   tensor, models::WeightQuantizer), after switching formats at run time with
+//   Engine::setWeightFormat. Tolerance as in test_vulkan_engine: the GPU keeps K/V in f16,
+//   so |gpu - cpu| <= 2e-3 * (1 + max|cpu logit| of the row), and the same top-1 at every
+//   position.
+// - bits per weight of the GPU buffers against the host packer's.
+// The validation layer (INFERSCOPE_VALIDATION=1 from CTest) must report no error.
+#include "compute/Engine.hpp"
+#include "compute/GpuWeightPacking.hpp"
+#include "compute/Kernels.hpp"
+#include "models/GgmlQuantize.hpp"
+#include "models/LoadedModel.hpp"
+#include "models/ReferenceTransformer.hpp"
+#include "models/SyntheticModel.hpp"
+#include "models/TensorType.hpp"
+#include "models/WeightQuantizer.hpp"
+
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <random>
+
+using namespace inferscope;
+using namespace inferscope::compute;
+
+namespace {
+
+std::vector<float> randomWeights(std::size_t n, std::uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> dist(0.0f, 0.05f);
+    std::vector<float> values(n);
+    for (auto& v : values) v = dist(rng);
+    // A few outliers, so per-tensor and per-row scales differ from per-group ones.
+    for (std::size_t i = 7; i < n; i += 997) values[i] *= 12.0f;
+    return values;
+}
+
+const std::vector<WeightFormat>& quantizedFormats() {
+    static const std::vector<WeightFormat> formats = {
+        WeightFormat::Int8Tensor, WeightFormat::Int8Row,  WeightFormat::Int4Tensor,
+        WeightFormat::Int4Row,    WeightFormat::Int4G128, WeightFormat::Int4G64,
+        WeightFormat::Nf4,        WeightFormat::Q4_0,     WeightFormat::Q4_1,
+        WeightFormat::Q8_0};
+    return formats;
+}
+
+bool ggmlFormat(WeightFormat format) {
+    return format == WeightFormat::Q4_0 || format == WeightFormat::Q4_1 ||
+           format == WeightFormat::Q8_0;
+}
+
+models::TensorType ggmlTypeOf(WeightFormat format) {
+    return format == WeightFormat::Q4_0   ? models::TensorType::Q4_0
+           : format == WeightFormat::Q4_1 ? models::TensorType::Q4_1
+                                          : models::TensorType::Q8_0;
+}
+
+std::int32_t argmaxOf(std::span<const float> row) {
+    return std::int32_t(std::max_element(row.begin(), row.end()) - row.begin());
+}
+
+double compareLogits(std::span<const float> gpu, std::span<const float> cpu, std::uint32_t vocab,
+                     const std::string& what) {
+    double worst = 0;
+    for (std::size_t row = 0; row * vocab < cpu.size(); ++row) {
+        auto g = gpu.subspan(row * vocab, vocab);
+        auto c = cpu.subspan(row * vocab, vocab);
+        float scale = 0;
+        for (float v : c) scale = std::max(scale, std::abs(v));
+        const double allowed = 2e-3 * (1.0 + scale);
+        for (std::uint32_t i = 0; i < vocab; ++i) {
+            const double error = std::abs(double(g[i]) - double(c[i]));
+            worst = std::max(worst, error / allowed);
+            if (error > allowed) {
+                qWarning("%s: row %zu logit %u gpu %g cpu %g (allowed %g)", what.c_str(), row, i,
+                         g[i], c[i], allowed);
+                return worst;
+            }
+        }
+        if (argmaxOf(g) != argmaxOf(c)) {
+            qWarning("%s: row %zu top-1 differs: gpu %d cpu %d", what.c_str(), row, argmaxOf(g),
+                     argmaxOf(c));
+            return 1e9;
+        }
+    }
+    return worst;
+}
+
+} // namespace
+
+class GpuWeightFormatsTest : public QObject {
+    Q_OBJECT
+
+    QTemporaryDir dir_;
+    std::unique_ptr<VulkanContext> context_;
+    std::vector<std::unique_ptr<Kernels>> variants_;
+    std::unique_ptr<CommandRecorder> recorder_;
+    std::uint32_t engineValidationErrors_ = 0;
+
+    // The GPU's copy of a packed matrix, read back through one matrix-matrix product with
+    // the identity (the register-tiled prefill variant): result[r * cols + c] = W[r][c].
+    std::vector<float> readBack(Kernels& kernels, const DeviceMatrix& matrix) {
+        const std::uint32_t rows = matrix.rows, cols = matrix.cols, stride = matrix.stride;
+        std::vector<float> identity(std::size_t(cols) * stride, 0.0f);
+        for (std::uint32_t c = 0; c < cols; ++c) identity[std::size_t(c) * stride + c] = 1.0f;
+        Buffer input(*context_, identity.size() * 4, BufferKind::DeviceLocal, "identity");
+        input.upload(std::span<const float>(identity));
+        Buffer output(*context_, std::size_t(cols) * rows * 4, BufferKind::Readback, "columns");
+        MatvecArgs args;
+        args.weights = &matrix;
+        args.input = &input;
+        args.inputStride = stride;
+        args.output = &output;
+        args.outputStride = rows;
+        args.tokens = cols;
+        recorder_->begin();
+        kernels.matvec(*recorder_, args, "readback");
+        recorder_->submitAndWait();
+        const auto columns = output.read<float>(std::size_t(cols) * rows);
+        std::vector<float> result(std::size_t(rows) * cols);
+        for (std::uint32_t c = 0; c < cols; ++c)
+            for (std::uint32_t r = 0; r < rows; ++r)
+                result[std::size_t(r) * cols + c] = columns[std::size_t(c) * rows + r];
+        return result;
+    }
+
+    // Compares bit for bit (as floats: +0 == -0); reports the first difference.
+    static bool sameValues(const std::vector<float>& gpu, const std::vector<float>& host,
+                           std::uint32_t cols, const std::string& what) {
+        if (gpu.size() != host.size()) {
+            qWarning("%s: %zu values, expected %zu", what.c_str(), gpu.size(), host.size());
+            return false;
+        }
+        for (std::size_t i = 0; i < gpu.size(); ++i) {
+            if (gpu[i] != host[i]) {
+                qWarning("%s: weight (%zu, %zu) gpu %.9g host %.9g", what.c_str(), i / cols,
+                         i % cols, gpu[i], host[i]);
+                return false;
+            }
+        }
+        return true;
+    }
+
+    struct Shape {
+        std::vector<std::uint32_t> partRows;
+        std::uint32_t cols;
+    };
+
+    void checkExact(WeightFormat format, const Shape& shape, bool fromStoredBytes,
+                    std::uint32_t seed) {
+        const auto name = std::string(weightFormatName(format)) + " " +
+                          std::to_string(shape.partRows.size()) + " part(s) x " +
+                          std::to_string(shape.cols) + (fromStoredBytes ? " (stored bytes)" : "");
+        std::vector<std::vector<float>> values;
+        std::vector<std::vector<std::uint8_t>> storedBytes;
+        std::vector<models::StoredTensor> stored(shape.partRows.size());
+        std::vector<MatrixPart> parts;
+        std::vector<float> expected;
+        for (std::size_t i = 0; i < shape.partRows.size(); ++i) {
+            const std::uint32_t rows = shape.partRows[i];
+            values.push_back(
+                randomWeights(std::size_t(rows) * shape.cols, seed + std::uint32_t(i)));
+            MatrixPart part{values.back(), rows, nullptr};
+            if (fromStoredBytes) {
+                storedBytes.push_back(models::quantizeGgml(ggmlTypeOf(format), values.back()));
+            }
+            parts.push_back(part);
+        }
+        for (std::size_t i = 0; i < parts.size(); ++i) {
+            if (fromStoredBytes) {
+                // A tensor as a GGUF file holds it: the GPU must read these very codes.
+                stored[i].name = "w" + std::to_string(i);
+                stored[i].type = ggmlTypeOf(format);
+                stored[i].shape = {shape.cols, shape.partRows[i]};
+                stored[i].data = storedBytes[i];
+                parts[i] = MatrixPart{{}, shape.partRows[i], &stored[i]};
+            }
+            const auto host = referenceDequantized(format, values[i], shape.partRows[i], shape.cols,
+                                                   fromStoredBytes ? &stored[i] : nullptr);
+            expected.insert(expected.end(), host.begin(), host.end());
+        }
+        const auto packed = packForGpu(format, parts, shape.cols);
+        const auto matrix = uploadPacked(*context_, packed, "W " + name);
+        QCOMPARE(std::uint64_t(matrix.rows) * matrix.cols, std::uint64_t(expected.size()));
+        // Group formats read rows of 64k weights with the "_aligned" kernels, others without.
+        const bool grouped = format == WeightFormat::Int4G128 || format == WeightFormat::Int4G64 ||
+                             format == WeightFormat::Nf4;
+        QCOMPARE(matrix.alignedGroups, grouped && shape.cols % 64 == 0);
+        for (std::size_t v = 0; v < variants_.size(); ++v) {
+            const auto gpu = readBack(*variants_[v], matrix);
+            QVERIFY2(sameValues(gpu, expected, shape.cols, name + " variant " + std::to_string(v)),
+                     name.c_str());
+        }
+        // The decode variant (one token per dispatch): the first column.
+        {
+            const std::uint32_t rows = matrix.rows;
+            std::vector<float> x(matrix.stride, 0.0f);
+            x[0] = 1.0f;
+            Buffer input(*context_, x.size() * 4, BufferKind::DeviceLocal, "e0");
+            input.upload(std::span<const float>(x));
+            Buffer output(*context_, std::size_t(rows) * 4, BufferKind::Readback, "column 0");
+            MatvecArgs args;
+            args.weights = &matrix;
+            args.input = &input;
+            args.inputStride = matrix.stride;
+            args.output = &output;
+            args.outputStride = rows;
+            args.tokens = 1;
+            for (auto& variant : variants_) {
+                recorder_->begin();
+                variant->matvec(*recorder_, args, "column 0");
+                recorder_->submitAndWait();
+                const auto column = output.read<float>(rows);
+                for (std::uint32_t r = 0; r < rows; ++r) {
+                    if (column[r] != expected[std::size_t(r) * shape.cols]) {
+                        QFAIL(qPrintable(QString::fromStdString(name) +
+                                         QString(": decode row %1 differs").arg(r)));
+                    }
+                }
+            }
+        }
+    }
+
+    // The weights the GPU computes with, per source tensor, for the reference transformer.
+    static models::ReferenceWeights quantizedReference(const models::ReferenceWeights& weights,
+                                                       const models::ModelConfig& config,
+                                                       WeightFormat format) {
+        models::ReferenceWeights result = weights;
+        for (auto& [name, values] : result) {
+            if (name.find("norm") != std::string::npos || name.find("bias") != std::string::npos ||
+                name.find("rope") != std::string::npos)
+                continue;
+            if (name == "token_embd.weight") {
+                // The embedding table stays f16 (the head is untied in these models).
+                for (auto& v : values) v = models::halfToFloat(models::floatToHalf(v));
+                continue;
+            }
+            const std::uint32_t cols = name.find("ffn_down") != std::string::npos ? config.ffnSize
+                                       : name.find("attn_output") != std::string::npos
+                                           ? config.heads * config.headDim
+                                           : config.hiddenSize;
+            values =
+                referenceDequantized(format, values, std::uint32_t(values.size() / cols), cols);
+        }
+        return result;
+    }
+
+    void compareForward(Engine& engine, const models::ReferenceTransformer& reference,
+                        const std::vector<std::int32_t>& prompt, std::uint32_t decode,
+                        const std::string& what) {
+        const auto vocab = reference.config().vocabSize;
+        auto cache = reference.newCache();
+        const auto cpuPrompt = reference.forward(prompt, cache, true);
+        auto step = engine.step({{1, prompt}}, true);
+        QVERIFY2(compareLogits(step.sequences[0].logits, cpuPrompt, vocab, what + " prefill") <=
+                     1.0,
+                 what.c_str());
+        std::int32_t next = step.sequences[0].argmax.back();
+        for (std::uint32_t i = 0; i < decode; ++i) {
+            const std::vector<std::int32_t> one = {next};
+            const auto cpu = reference.forward(one, cache);
+            auto gpu = engine.step({{1, one}});
+            QVERIFY2(compareLogits(gpu.sequences[0].logits, cpu, vocab, what + " decode") <= 1.0,
+                     what.c_str());
+            QCOMPARE(gpu.sequences[0].argmax[0], argmaxOf(cpu));
+            next = gpu.sequences[0].argmax[0];
+        }
+        engine.release(1);
+    }
+
+    static std::vector<std::int32_t> prompt(std::uint32_t count, std::uint32_t vocab,
+                                            std::uint32_t seed) {
+        std::vector<std::int32_t> tokens;
+        for (std::uint32_t i = 0; i < count; ++i)
+            tokens.push_back(std::int32_t((i * 7919u + seed * 104729u + 13u) % vocab));
+        return tokens;
+    }
+
+    void checkEngineValidation(const Engine& engine) {
+        const auto& log = engine.context().validationLog();
+        for (const auto& m : log.messages()) qWarning("%s", m.c_str());
+        engineValidationErrors_ += log.errors();
+        QCOMPARE(log.errors(), 0u);
+    }
+
+private slots:
+    void initTestCase() {
+        QVERIFY(dir_.isValid());
+        context_ = std::make_unique<VulkanContext>();
+        const auto native = KernelTuning::forDevice(context_->info());
+        variants_.push_back(std::make_unique<Kernels>(*context_, native));
+        // The GPU layout (lanes split a row, reduce at the end) forced on this device.
+        auto split = native;
+        split.splitColumns = true;
+        split.broadcastInput = false;
+        split.workgroup = std::max(4u, context_->info().subgroupSize);
+        variants_.push_back(std::make_unique<Kernels>(*context_, split));
+        recorder_ = std::make_unique<CommandRecorder>(*context_);
+        qInfo("device: %s, validation %s", context_->info().name.c_str(),
+              context_->validationEnabled() ? "on" : "off");
+    }
+
+    void names() {
+        for (auto format : allWeightFormats()) {
+            const auto name = weightFormatName(format);
+            QCOMPARE(weightFormatFromName(name), std::optional<WeightFormat>(format));
+        }
+        // The lab's scheme names (models::QuantSchemeSpec::name) resolve to the same formats.
+        for (const auto& spec : models::standardQuantSchemes()) {
+            const auto found = weightFormatFromName(spec.name());
+            QVERIFY2(found.has_value(), spec.name().c_str());
+        }
+        QCOMPARE(weightFormatFromName("int4-group"), std::optional(WeightFormat::Int4G128));
+        QVERIFY(!weightFormatFromName("int3"));
+    }
+
+    void dequantizeExactly() {
+        std::uint32_t seed = 100;
+        for (auto format : quantizedFormats()) {
+            std::vector<Shape> shapes;
+            if (ggmlFormat(format)) {
+                // GGUF blocks need whole blocks of 32 per row; 96 pads to 128.
+                shapes = {{{13}, 96}, {{16, 8, 8}, 64}};
+            } else {
+                // 576 with groups of 128: groups cross rows; 100: padded rows (stride 128)
+                // and groups crossing rows; fused parts keep their own per-tensor scales.
+                shapes = {{{9}, 576}, {{23}, 100}, {{16, 8, 8}, 64}};
+            }
+            for (const auto& shape : shapes) {
+                checkExact(format, shape, false, seed++);
+                if (QTest::currentTestFailed()) return;
+                if (ggmlFormat(format)) {
+                    checkExact(format, shape, true, seed++);
+                    if (QTest::currentTestFailed()) return;
+                }
+            }
+        }
+    }
+
+    void refusesShapesTheLayoutCannotHold() {
+        const auto values = randomWeights(10 * 30, 3);
+        const MatrixPart part{values, 10, nullptr};
+        QVERIFY_THROWS_EXCEPTION(ComputeError,
+                                 packForGpu(WeightFormat::Q4_0, std::span(&part, 1), 30));
+        QVERIFY_THROWS_EXCEPTION(ComputeError,
+                                 packForGpu(WeightFormat::Int4G128, std::span(&part, 1), 30));
+        // A fused part that is not a whole number of groups would shift its successors'.
+        const auto first = randomWeights(3 * 64, 4), second = randomWeights(5 * 64, 5);
+        const MatrixPart fused[] = {{first, 3, nullptr}, {second, 5, nullptr}};
+        QVERIFY_THROWS_EXCEPTION(ComputeError, packForGpu(WeightFormat::Int4G128, fused, 64));
+    }
+
+    void bitsPerWeightOfGpuBuffers() {
+        // SmolLM2's matrix shapes: the GPU layout costs what the host packer costs, plus at
+        // most a few padding words (and int8/int4 per tensor: one scale per row).
+        struct Expect {
+            WeightFormat format;
+            models::QuantSchemeSpec spec;
+        };
+        using models::QuantScheme;
+        const Expect expects[] = {{WeightFormat::Int8Tensor, {QuantScheme::Int8PerTensor, 0}},
+                                  {WeightFormat::Int8Row, {QuantScheme::Int8PerRow, 0}},
+                                  {WeightFormat::Int4Tensor, {QuantScheme::Int4PerTensor, 0}},
+                                  {WeightFormat::Int4Row, {QuantScheme::Int4PerRow, 0}},
+                                  {WeightFormat::Int4G128, {QuantScheme::Int4PerGroup, 128}},
+                                  {WeightFormat::Int4G64, {QuantScheme::Int4PerGroup, 64}},
+                                  {WeightFormat::Nf4, {QuantScheme::Nf4, 64}}};
+        const std::uint32_t shapes[][2] = {{576, 576}, {1536, 576}, {576, 1536}};
+        for (const auto& e : expects) {
+            for (const auto& s : shapes) {
+                const auto values = randomWeights(std::size_t(s[0]) * s[1], 9);
+                const MatrixPart part{values, s[0], nullptr};
+                const auto packed = packForGpu(e.format, std::span(&part, 1), s[1]);
+                const double elements = double(s[0]) * s[1];
+                const double gpuBits = 8.0 * double(packed.words.size() * 4) / elements;
+                const double hostBits =
+                    8.0 * double(models::packedByteCount(e.spec, s[0], s[1])) / elements;
+                qInfo("%-12s %4u x %4u: host %.4f bits/weight, GPU buffer %.4f",
+                      std::string(weightFormatName(e.format)).c_str(), s[0], s[1], hostBits,
+                      gpuBits);
+                QVERIFY(gpuBits >= hostBits);
+                const double perRowScale = e.spec.scheme == QuantScheme::Int8PerTensor ||
+                                                   e.spec.scheme == QuantScheme::Int4PerTensor
+                                               ? 16.0 / s[1]
+                                               : 0.0;
+                QVERIFY(gpuBits - hostBits <= perRowScale + 0.002);
+            }
+        }
+        // The chapter's figure: int4 with fp16 scales per 128 weights is 4.125 bits.
+        const auto values = randomWeights(std::size_t(1536) * 576, 10);
+        const MatrixPart part{values, 1536, nullptr};
+        const auto packed = packForGpu(WeightFormat::Int4G128, std::span(&part, 1), 576);
+        QVERIFY(std::abs(8.0 * double(packed.words.size() * 4) / (1536.0 * 576) - 4.125) < 0.001);
+    }
+
+    void forwardPassPerFormatWithRuntimeSwitch() {
+        // Odd sizes: hidden 80 and ffn 144 pad to 128 / 192 columns, groups of 64 and 128
+        // cross rows; each fused part (Q, K, V / gate, up) is a whole number of groups.
+        models::SyntheticModelSpec spec;
+        spec.layers = 2;
+        spec.hiddenSize = 80;
+        spec.heads = 5;
+        spec.kvHeads = 1;
+        spec.headDim = 16;
+        spec.ffnSize = 144;
+        spec.vocabSize = 300;
+        spec.tiedEmbeddings = false;
+        spec.outlierDims = {3, 41};
+        spec.seed = 21;
+        const auto path = std::filesystem::path(dir_.path().toStdString()) / "odd.gguf";
+        models::writeSyntheticGguf(spec, path);
+        const auto model = models::loadModel(path);
+        const auto weights = models::dequantizeAll(model.weights);
+        EngineOptions options;
+        options.weightFormat = WeightFormat::F16;
+        Engine engine(model.config, weights, options);
+        std::uint32_t seed = 1;
+        for (auto format : quantizedFormats()) {
+            if (ggmlFormat(format)) continue; // GGUF blocks need rows of 32k: below
+            engine.setWeightFormat(format);
+            QCOMPARE(engine.weightFormat(), format);
+            for (const auto& info : engine.weightMatrices()) {
+                if (info.name != "token_embd") QCOMPARE(info.format, format);
+            }
+            models::ReferenceTransformer reference(
+                model.config, quantizedReference(weights, model.config, format), 2);
+            compareForward(engine, reference, prompt(19, 300, seed++), 6,
+                           std::string(weightFormatName(format)));
+            if (QTest::currentTestFailed()) return;
+        }
+        checkEngineValidation(engine);
+    }
+
+    void forwardPassGgmlFormatsAndAsStored() {
+        // Matrices stored as Q4_1 in the file: "as stored" reads the file's codes; q4_0 and
+        // q8_0 re-quantize them (from the dequantized f32), as the formats do for any file.
+        models::SyntheticModelSpec spec;
+        spec.layers = 2;
+        spec.hiddenSize = 64;
+        spec.heads = 4;
+        spec.kvHeads = 2;
+        spec.headDim = 16;
+        spec.ffnSize = 96;
+        spec.vocabSize = 300;
+        spec.tiedEmbeddings = false;
+        spec.seed = 31;
+        spec.weightType = models::TensorType::Q4_1;
+        const auto path = std::filesystem::path(dir_.path().toStdString()) / "q4_1.gguf";
+        models::writeSyntheticGguf(spec, path);
+        const auto model = models::loadModel(path);
+        const auto weights = models::dequantizeAll(model.weights);
+        EngineOptions options;
+        options.weightFormat = WeightFormat::AsStored;
+        Engine engine(model, options);
+        for (const auto& info : engine.weightMatrices()) {
+            if (info.name != "token_embd") QCOMPARE(info.format, WeightFormat::Q4_1);
+        }
+        // The file's values are what "as stored" computes with (the table rounds to f16).
+        models::ReferenceTransformer asStored(
+            model.config, quantizedReference(weights, model.config, WeightFormat::F32), 2);
+        compareForward(engine, asStored, prompt(21, 300, 3), 6, "as-stored");
+        for (auto format : {WeightFormat::Q4_0, WeightFormat::Q8_0, WeightFormat::Q4_1}) {
+            engine.setWeightFormat(format);
+            models::ReferenceTransformer reference(
+                model.config, quantizedReference(weights, model.config, format), 2);
+            compareForward(engine, reference, prompt(17, 300, 4), 6,
+                           std::string(weightFormatName(format)));
+            if (QTest::currentTestFailed()) return;
+        }
+        checkEngineValidation(engine);
+    }
+
+    void weightBytesFollowTheFormat() {
+        models::SyntheticModelSpec spec;
+        spec.tiedEmbeddings = true;
+        spec.seed = 41;
+        const auto path = std::filesystem::path(dir_.path().toStdString()) / "tied.gguf";
+        models::writeSyntheticGguf(spec, path);
+        const auto model = models::loadModel(path);
+        Engine engine(model, {});
+        const auto f16Bytes = engine.memory().weightBytes;
+        engine.setWeightFormat(WeightFormat::Int4G64);
+        const auto int4Bytes = engine.memory().weightBytes;
+        std::uint64_t sum = 0;
+        for (const auto& info : engine.weightMatrices()) sum += info.bytes;
+        QVERIFY(sum < int4Bytes); // plus norms and RoPE frequencies
+        QVERIFY(int4Bytes < f16Bytes);
+        // Tied embeddings: an f16 lookup table plus the head in the format.
+        QCOMPARE(engine.weightMatrices().back().name, std::string("output (tied)"));
+        engine.setWeightFormat(WeightFormat::F16);
+        QCOMPARE(engine.memory().weightBytes, f16Bytes);
+        checkEngineValidation(engine);
+    }
+
+    void cleanupTestCase() {
+        recorder_.reset();
+        variants_.clear();
+        const auto messages = context_->validationLog().messages();
+        for (const auto& m : messages) qWarning("%s", m.c_str());
+        QCOMPARE(context_->validationLog().errors(), 0u);
+        QCOMPARE(engineValidationErrors_, 0u);
+        context_.reset();
+    }
+};
+
+QTEST_APPLESS_MAIN(GpuWeightFormatsTest)
+#include "test_gpu_weight_formats.moc"
