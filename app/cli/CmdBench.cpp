@@ -112,8 +112,20 @@ int runBench(const CommandArgs& args, std::ostream& out) {
             device.addRow({std::string("type"), engine.context().info().type});
             device.addRow({std::string("measured read bandwidth (GB/s)"), bandwidth});
         }
-        const double weightBytes = double(engine.memory().weightBytes);
-        device.addRow({"weight bytes (" + formatName + ")", static_cast<std::int64_t>(weightBytes)});
+        // A decode step reads every matrix once but only one row of the embedding lookup
+        // table, so the roofline counts the matrices (the tied output head included).
+        double weightBytes = 0;
+        double bitsNumerator = 0, parameters = 0;
+        for (const auto& m : engine.weightMatrices()) {
+            if (m.name == "token_embd") continue;
+            weightBytes += double(m.bytes);
+            bitsNumerator += 8.0 * double(m.bytes);
+            parameters += double(m.parameters);
+        }
+        device.addRow({"matrix bytes read per step (" + formatName + ")",
+                       static_cast<std::int64_t>(weightBytes)});
+        device.addRow({"bits per weight (" + formatName + ")",
+                       parameters > 0 ? bitsNumerator / parameters : 0.0});
         for (auto p : prompts) {
             progress(formatName + ": prompt " + std::to_string(p));
             auto r = compute::runBench(engine, {.promptTokens = p, .decodeTokens = 0, .batch = 1,
@@ -134,7 +146,7 @@ int runBench(const CommandArgs& args, std::ostream& out) {
                 decode.addRow({formatName, static_cast<std::int64_t>(b), static_cast<std::int64_t>(c),
                                r.decodeTokensPerSecond, r.decodeStepMilliseconds,
                                static_cast<std::int64_t>(r.dispatchesPerDecodeStep),
-                               r.decodeWeightGigabytesPerSecond, rooflineTokens,
+                               weightBytes * r.decodeTokensPerSecond / b / 1e9, rooflineTokens,
                                100.0 * r.decodeTokensPerSecond / rooflineTokens});
                 if (breakdown) {
                     double total = 0;
@@ -150,8 +162,8 @@ int runBench(const CommandArgs& args, std::ostream& out) {
         for (const auto& cost : compute::measureProbeOverhead(engine))
             overhead.addRow({formatName, cost.probe, cost.decodeStepMilliseconds, cost.relativeToNone});
     }
-    decode.notes.push_back("roofline = measured read bandwidth / weight bytes x batch: a decode "
-                           "step reads every weight once.");
+    decode.notes.push_back("roofline = measured read bandwidth / matrix bytes x batch: a decode "
+                           "step reads every weight matrix once, whatever the batch.");
     std::vector<compute::Table> tables{device, prompt, decode};
     if (!kernels.rows.empty()) tables.push_back(kernels);
     tables.push_back(overhead);
