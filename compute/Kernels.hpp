@@ -120,7 +120,7 @@ private:
     Pipeline& pipeline(const std::string& shader, std::uint32_t bindings, std::uint32_t pushBytes,
                        std::vector<std::uint32_t> specialization);
     struct MatvecShape {
-        std::uint32_t slots;
+        std::uint32_t rowSlots;
         std::uint32_t tokensPerGroup;
     };
     MatvecShape shapeFor(std::uint32_t tokens, bool pairs) const;

@@ -6,4 +6,10 @@
 
 vec4 weightQuants(uint e) { return vec4(nibbleCodes(e)) - 8.0; }
 float weightScale(uint e) { return scaleHalf(e / p.wStride); }
+// Whole-word path of matvec_core.glsl: w = code * scale + min per block.
+#define WEIGHT_NIBBLES
+vec2 weightScaleMin(uint e) {
+    const float scale = weightScale(e);
+    return vec2(scale, -8.0 * scale);
+}
 vec4 dequantize4(uint e) { return weightQuants(e) * weightScale(e); }

@@ -1,9 +1,12 @@
 // Weight format q4_1 (GGUF): blocks of 32 weights of a padded row, 4-bit codes q,
-// w = q * d + m, one word per block holding fp16 d (low half) and m (high half). No
-// WEIGHT_BLOCK: the broadcast path's shortcut (quants * one scale) has no room for the min.
+// w = q * d + m, one word per block holding fp16 d (low half) and m (high half).
+// WEIGHT_NIBBLES: matvec_core.glsl's whole-word path applies d and m once per block.
+#define WEIGHT_BLOCK 32
+#define WEIGHT_NIBBLES
 #include "quant_codes.glsl"
 
+vec2 weightScaleMin(uint e) { return unpackHalf2x16(weightWords[p.formatWords + (e >> 5)]); }
 vec4 dequantize4(uint e) {
-    const vec2 dm = unpackHalf2x16(weightWords[p.formatWords + (e >> 5)]);
-    return vec4(nibbleCodes(e)) * dm.x + dm.y;
+    const vec2 scaleMin = weightScaleMin(e);
+    return vec4(nibbleCodes(e)) * scaleMin.x + scaleMin.y;
 }

@@ -63,7 +63,37 @@ void matvecCore() {
                     xs[c] *= nw;
                 }
             }
-#ifdef WEIGHT_BLOCK
+#ifdef WEIGHT_NIBBLES
+            if (WEIGHT_BLOCK % (WG * 4) == 0 && WG % 2 == 0) {
+                // 4-bit codes, a chunk inside one block: each word is loaded once and unpacked
+                // into 8 codes, and the block's scale d and offset m apply once per row and
+                // chunk: sum_k (q_k d + m) x_k = d * sum_k q_k x_k + m * sum_k x_k.
+                float codeDots[SLOTS][TOKENS];
+                for (uint s = 0; s < SLOTS; ++s)
+                    for (uint c = 0; c < TOKENS; ++c) codeDots[s][c] = 0.0;
+                for (uint j = 0; j < WG; j += 2) {
+                    vec4 low[SLOTS];
+                    vec4 high[SLOTS];
+                    for (uint s = 0; s < SLOTS; ++s)
+                        nibbleCodes8(wBase[s] + (i0 + j) * 4, low[s], high[s]);
+                    for (uint c = 0; c < TOKENS; ++c) {
+                        const vec4 xLow = subgroupShuffle(xs[c], j);
+                        const vec4 xHigh = subgroupShuffle(xs[c], j + 1);
+                        for (uint s = 0; s < SLOTS; ++s)
+                            codeDots[s][c] += dot(low[s], xLow) + dot(high[s], xHigh);
+                    }
+                }
+                float chunkSum[TOKENS];
+                for (uint c = 0; c < TOKENS; ++c) chunkSum[c] = subgroupAdd(dot(xs[c], vec4(1.0)));
+                for (uint s = 0; s < SLOTS; ++s) {
+                    const vec2 scaleMin = weightScaleMin(wBase[s] + i0 * 4);
+                    for (uint c = 0; c < TOKENS; ++c)
+                        dots[s][c] += scaleMin.x * codeDots[s][c] + scaleMin.y * chunkSum[c];
+                }
+                continue;
+            }
+#endif
+#if defined(WEIGHT_BLOCK) && !defined(WEIGHT_NIBBLES)
             // A chunk of WG x 4 columns lies inside one block when WG * 4 divides the block
             // size: one scale load per row and chunk.
             const bool oneBlock = WEIGHT_BLOCK % (WG * 4) == 0;
@@ -73,7 +103,7 @@ void matvecCore() {
             for (uint j = 0; j < WG; ++j) {
                 vec4 w[SLOTS];
                 for (uint s = 0; s < SLOTS; ++s) {
-#ifdef WEIGHT_BLOCK
+#if defined(WEIGHT_BLOCK) && !defined(WEIGHT_NIBBLES)
                     const uint e = wBase[s] + (i0 + j) * 4;
                     w[s] = oneBlock ? weightQuants(e) * blockScale[s] : dequantize4(e);
 #else

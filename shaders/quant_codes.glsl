@@ -15,6 +15,12 @@ uvec4 nibbleCodes(uint e) {
     const uint bits = weightWords[e >> 3] >> ((e & 4u) << 2);
     return (uvec4(bits) >> uvec4(0u, 4u, 8u, 12u)) & 0xfu;
 }
+// The eight 4-bit codes of the word at element e (a multiple of 8), low nibble first.
+void nibbleCodes8(uint e, out vec4 low, out vec4 high) {
+    const uvec4 word = uvec4(weightWords[e >> 3]);
+    low = vec4((word >> uvec4(0u, 4u, 8u, 12u)) & 0xfu);
+    high = vec4((word >> uvec4(16u, 20u, 24u, 28u)) & 0xfu);
+}
 // The index-th fp16 of the scale region (two per word, low half first).
 float scaleHalf(uint index) {
     return unpackHalf2x16(weightWords[p.formatWords + (index >> 1)] >> ((index & 1u) << 4)).x;
