@@ -1,24 +1,3 @@
-// Weight format int4-g64: 4-bit codes c = q + 8, w = (c - 8) * scale, one fp16 scale per 64
-// consecutive weights of the unpadded matrix (groups may cross rows, as the host packs them).
-#include "quant_codes.glsl"
-
-#ifdef ALIGNED_GROUPS
-// Rows of a multiple of 64 weights (every real model; the host sets DeviceMatrix::
-// alignedGroups): no padding, and a chunk of the broadcast path (4 x WG <= 64 columns, at a
-// multiple of its width) lies inside one group, so the scale loads once per row and chunk.
-#define WEIGHT_BLOCK 64
-vec4 weightQuants(uint e) { return vec4(nibbleCodes(e)) - 8.0; }
-float weightScale(uint e) { return scaleHalf(e >> 6); }
-// Whole-word path of matvec_core.glsl: w = code * scale + min per block.
-#define WEIGHT_NIBBLES
-vec2 weightScaleMin(uint e) {
-    const float scale = weightScale(e);
-    return vec2(scale, -8.0 * scale);
-}
-vec4 dequantize4(uint e) { return weightQuants(e) * weightScale(e); }
-#else
-// Any row length: the scale is looked up per four weights (a chunk may straddle two groups).
-vec4 dequantize4(uint e) {
-    return (vec4(nibbleCodes(e)) - 8.0) * scaleHalf(logicalIndex(e) >> 6);
-}
-#endif
+// Weight format int4-g64: one fp16 scale per 64 consecutive weights.
+#define INT4_GROUP_SHIFT 6
+#include "dequant_int4_group.glsl"
