@@ -22,6 +22,7 @@
 #include "models/SyntheticModel.hpp"
 #include "models/TensorType.hpp"
 #include "models/WeightQuantizer.hpp"
+#include "tests/compute/LogitComparison.hpp"
 
 #include <QTemporaryDir>
 #include <QtTest>
@@ -33,6 +34,8 @@
 
 using namespace inferscope;
 using namespace inferscope::compute;
+
+using inferscope::tests::compareLogits;
 
 namespace {
 
@@ -66,36 +69,6 @@ models::TensorType ggmlTypeOf(WeightFormat format) {
                                           : models::TensorType::Q8_0;
 }
 
-std::int32_t argmaxOf(std::span<const float> row) {
-    return std::int32_t(std::max_element(row.begin(), row.end()) - row.begin());
-}
-
-double compareLogits(std::span<const float> gpu, std::span<const float> cpu, std::uint32_t vocab,
-                     const std::string& what) {
-    double worst = 0;
-    for (std::size_t row = 0; row * vocab < cpu.size(); ++row) {
-        auto g = gpu.subspan(row * vocab, vocab);
-        auto c = cpu.subspan(row * vocab, vocab);
-        float scale = 0;
-        for (float v : c) scale = std::max(scale, std::abs(v));
-        const double allowed = 2e-3 * (1.0 + scale);
-        for (std::uint32_t i = 0; i < vocab; ++i) {
-            const double error = std::abs(double(g[i]) - double(c[i]));
-            worst = std::max(worst, error / allowed);
-            if (error > allowed) {
-                qWarning("%s: row %zu logit %u gpu %g cpu %g (allowed %g)", what.c_str(), row, i,
-                         g[i], c[i], allowed);
-                return worst;
-            }
-        }
-        if (argmaxOf(g) != argmaxOf(c)) {
-            qWarning("%s: row %zu top-1 differs: gpu %d cpu %d", what.c_str(), row, argmaxOf(g),
-                     argmaxOf(c));
-            return 1e9;
-        }
-    }
-    return worst;
-}
 
 } // namespace
 
@@ -273,7 +246,7 @@ class GpuWeightFormatsTest : public QObject {
             auto gpu = engine.step({{1, one}});
             QVERIFY2(compareLogits(gpu.sequences[0].logits, cpu, vocab, what + " decode") <= 1.0,
                      what.c_str());
-            QCOMPARE(gpu.sequences[0].argmax[0], argmaxOf(cpu));
+            QCOMPARE(gpu.sequences[0].argmax[0], models::argmax(cpu));
             next = gpu.sequences[0].argmax[0];
         }
         engine.release(1);

@@ -11,6 +11,7 @@
 #include "models/ReferenceTransformer.hpp"
 #include "models/SyntheticModel.hpp"
 #include "models/TensorType.hpp"
+#include "tests/compute/LogitComparison.hpp"
 
 #include <QTemporaryDir>
 #include <QtTest>
@@ -21,11 +22,9 @@
 using namespace inferscope;
 using namespace inferscope::compute;
 
-namespace {
+using inferscope::tests::compareLogits;
 
-std::int32_t argmaxOf(std::span<const float> row) {
-    return std::int32_t(std::max_element(row.begin(), row.end()) - row.begin());
-}
+namespace {
 
 std::vector<std::int32_t> promptTokens(std::uint32_t count, std::uint32_t vocab,
                                        std::uint32_t seed) {
@@ -36,33 +35,6 @@ std::vector<std::int32_t> promptTokens(std::uint32_t count, std::uint32_t vocab,
     return tokens;
 }
 
-// Compares rows of logits; returns the largest error relative to the allowed one.
-double compareLogits(std::span<const float> gpu, std::span<const float> cpu, std::uint32_t vocab,
-                     const char* what) {
-    double worst = 0;
-    for (std::size_t row = 0; row * vocab < cpu.size(); ++row) {
-        auto g = gpu.subspan(row * vocab, vocab);
-        auto c = cpu.subspan(row * vocab, vocab);
-        float scale = 0;
-        for (float v : c) scale = std::max(scale, std::abs(v));
-        const double allowed = 2e-3 * (1.0 + scale);
-        for (std::uint32_t i = 0; i < vocab; ++i) {
-            const double error = std::abs(double(g[i]) - double(c[i]));
-            worst = std::max(worst, error / allowed);
-            if (error > allowed) {
-                qWarning("%s: row %zu logit %u gpu %g cpu %g (allowed %g)", what, row, i, g[i],
-                         c[i], allowed);
-                return worst;
-            }
-        }
-        if (argmaxOf(g) != argmaxOf(c)) {
-            qWarning("%s: row %zu top-1 differs: gpu %d cpu %d", what, row, argmaxOf(g),
-                     argmaxOf(c));
-            return 1e9;
-        }
-    }
-    return worst;
-}
 
 } // namespace
 
@@ -93,7 +65,7 @@ class VulkanEngineTest : public QObject {
         QVERIFY(compareLogits(step.sequences[0].logits, cpuPrompt, vocab, "prefill") <= 1.0);
         for (std::size_t row = 0; row < prompt.size(); ++row) {
             QCOMPARE(step.sequences[0].argmax[row],
-                     argmaxOf(std::span<const float>(cpuPrompt).subspan(row * vocab, vocab)));
+                     models::argmax(std::span<const float>(cpuPrompt).subspan(row * vocab, vocab)));
         }
         std::int32_t next = step.sequences[0].argmax.back();
         for (std::uint32_t i = 0; i < decode; ++i) {
@@ -101,7 +73,7 @@ class VulkanEngineTest : public QObject {
             const auto cpu = reference.forward(one, cache);
             auto gpu = engine.step({{1, one}});
             QVERIFY(compareLogits(gpu.sequences[0].logits, cpu, vocab, "decode") <= 1.0);
-            QCOMPARE(gpu.sequences[0].argmax[0], argmaxOf(cpu));
+            QCOMPARE(gpu.sequences[0].argmax[0], models::argmax(cpu));
             next = gpu.sequences[0].argmax[0];
         }
         QCOMPARE(engine.sequenceLength(1), std::uint32_t(prompt.size() + decode));
