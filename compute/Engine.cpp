@@ -1,6 +1,7 @@
 #include "compute/Engine.hpp"
 
 #include "compute/GpuWeightPacking.hpp"
+#include "models/TensorNames.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -13,7 +14,7 @@ namespace inferscope::compute {
 namespace {
 
 std::string layerName(std::uint32_t layer, const char* suffix) {
-    return "blk." + std::to_string(layer) + "." + suffix;
+    return models::layerTensorName(layer, suffix);
 }
 
 std::vector<float> concatenate(std::initializer_list<const std::vector<float>*> parts) {

@@ -16,41 +16,6 @@ namespace {
 
 constexpr std::uint32_t kGgmlBlock = 32;
 
-std::optional<models::QuantSchemeSpec> labSpec(WeightFormat format) {
-    using models::QuantScheme;
-    switch (format) {
-    case WeightFormat::Int8Tensor:
-        return models::QuantSchemeSpec{QuantScheme::Int8PerTensor, 0};
-    case WeightFormat::Int8Row:
-        return models::QuantSchemeSpec{QuantScheme::Int8PerRow, 0};
-    case WeightFormat::Int4Tensor:
-        return models::QuantSchemeSpec{QuantScheme::Int4PerTensor, 0};
-    case WeightFormat::Int4Row:
-        return models::QuantSchemeSpec{QuantScheme::Int4PerRow, 0};
-    case WeightFormat::Int4G128:
-        return models::QuantSchemeSpec{QuantScheme::Int4PerGroup, 128};
-    case WeightFormat::Int4G64:
-        return models::QuantSchemeSpec{QuantScheme::Int4PerGroup, 64};
-    case WeightFormat::Nf4:
-        return models::QuantSchemeSpec{QuantScheme::Nf4, 64};
-    default:
-        return std::nullopt;
-    }
-}
-
-std::optional<models::TensorType> ggmlType(WeightFormat format) {
-    switch (format) {
-    case WeightFormat::Q4_0:
-        return models::TensorType::Q4_0;
-    case WeightFormat::Q4_1:
-        return models::TensorType::Q4_1;
-    case WeightFormat::Q8_0:
-        return models::TensorType::Q8_0;
-    default:
-        return std::nullopt;
-    }
-}
-
 std::uint16_t readU16(const std::uint8_t* bytes) {
     return std::uint16_t(bytes[0] | (std::uint16_t(bytes[1]) << 8));
 }
@@ -177,24 +142,18 @@ void packGgml(models::TensorType type, std::span<const MatrixPart> parts, GpuPac
         if (part.stored && part.stored->type == type) {
             bytes = part.stored->data;
         } else if (eightBit) {
-            // Q8_0 from f32 keeps the engine's Q8_0 packer (f32 scale absmax / 127).
+            // Q8_0 from f32: the shared block quantizer, its f32 scale kept as is.
             const auto values = partValues(part, std::uint32_t(cols), scratch);
+            std::int8_t codes[models::kQ8_0Block];
             for (std::uint64_t r = 0; r < part.rows; ++r) {
                 for (std::uint64_t b = 0; b * kGgmlBlock < cols; ++b) {
-                    const float* source = values.data() + r * cols + b * kGgmlBlock;
                     const std::uint64_t count = std::min<std::uint64_t>(kGgmlBlock, cols - b * 32);
-                    float absMax = 0.0f;
-                    for (std::uint64_t i = 0; i < count; ++i)
-                        absMax = std::max(absMax, std::abs(source[i]));
-                    const float scale = absMax / 127.0f;
+                    const float scale = models::quantizeQ8_0Block(
+                        values.subspan(r * cols + b * kGgmlBlock, count), std::span(codes, count));
                     const std::uint64_t target = (firstRow + r) * stride + b * kGgmlBlock;
                     out.words[out.formatWords + target / kGgmlBlock] =
                         std::bit_cast<std::uint32_t>(scale);
-                    if (scale == 0.0f) continue;
-                    for (std::uint64_t i = 0; i < count; ++i) {
-                        const float q = std::clamp(std::round(source[i] / scale), -127.0f, 127.0f);
-                        writer.setByte(target + i, std::uint8_t(std::int8_t(q)));
-                    }
+                    std::memcpy(writer.bytes() + target, codes, count);
                 }
             }
             firstRow += part.rows;
@@ -253,54 +212,76 @@ void packGgml(models::TensorType type, std::span<const MatrixPart> parts, GpuPac
 
 } // namespace
 
+std::uint64_t plainRowWords(WeightFormat format, std::uint32_t cols) {
+    const std::uint64_t stride = paddedColumns(cols);
+    return weightFormatInfo(format).packer == WeightPacker::Float32 ? stride : stride / 2;
+}
+
+std::vector<std::uint32_t> packPlainRows(WeightFormat format, std::span<const float> values,
+                                         std::uint32_t cols) {
+    const auto packer = weightFormatInfo(format).packer;
+    if (packer != WeightPacker::Float32 && packer != WeightPacker::Float16)
+        throw ComputeError("packPlainRows: " + std::string(weightFormatName(format)) +
+                           " is not a plain float format");
+    const std::uint64_t rows = cols ? values.size() / cols : 0;
+    const std::uint64_t rowWords = plainRowWords(format, cols);
+    std::vector<std::uint32_t> words(rows * rowWords, 0u);
+    WordWriter writer{words};
+    for (std::uint64_t r = 0; r < rows; ++r) {
+        const float* source = values.data() + r * cols;
+        if (packer == WeightPacker::Float32) {
+            std::memcpy(words.data() + r * rowWords, source, std::size_t(cols) * 4);
+        } else {
+            for (std::uint64_t c = 0; c < cols; ++c)
+                writer.setHalf(r * rowWords, c, models::floatToHalf(source[c]));
+        }
+    }
+    return words;
+}
+
 bool isLabScheme(WeightFormat format) {
-    return labSpec(format).has_value();
+    return weightFormatInfo(format).packer == WeightPacker::LabScheme;
 }
 
 bool formatReadsStoredType(WeightFormat format, models::TensorType type) {
-    switch (type) {
-    case models::TensorType::F32:
-        return format == WeightFormat::F32;
-    case models::TensorType::F16:
-        return format == WeightFormat::F16;
-    default:
-        return ggmlType(format) == type;
-    }
+    return weightFormatInfo(format).storedType == type;
 }
 
 WeightFormat formatForStoredType(models::TensorType type) {
-    switch (type) {
-    case models::TensorType::F32:
-        return WeightFormat::F32;
-    case models::TensorType::Q8_0:
-        return WeightFormat::Q8_0;
-    case models::TensorType::Q4_0:
-        return WeightFormat::Q4_0;
-    case models::TensorType::Q4_1:
-        return WeightFormat::Q4_1;
-    default:
-        return WeightFormat::F16; // F16 itself, and BF16 / K-quants that no kernel reads yet
-    }
+    for (const auto& info : weightFormatTable())
+        if (info.storedType == type) return info.format;
+    return WeightFormat::F16; // BF16 and K-quants, which no kernel reads yet
 }
 
 GpuPackedMatrix packForGpu(WeightFormat format, std::span<const MatrixPart> parts,
                            std::uint32_t cols) {
+    const auto& info = weightFormatInfo(format);
     GpuPackedMatrix out;
     out.format = format;
     out.cols = cols;
     out.stride = paddedColumns(cols);
     for (const auto& part : parts) out.rows += part.rows;
     if (out.rows == 0 || cols == 0) throw ComputeError("packForGpu: empty matrix");
-    if (auto spec = labSpec(format)) {
-        packLab(*spec, format, parts, out);
-        out.alignedGroups = (spec->scheme == models::QuantScheme::Int4PerGroup ||
-                             spec->scheme == models::QuantScheme::Nf4) &&
-                            cols % kColumnPadding == 0;
-    } else if (auto type = ggmlType(format)) {
-        packGgml(*type, parts, out);
-    } else {
-        throw ComputeError("packForGpu: " + std::string(weightFormatName(format)) +
-                           " is packed by uploadMatrix");
+    switch (info.packer) {
+    case WeightPacker::Float32:
+    case WeightPacker::Float16: {
+        std::vector<float> scratch;
+        for (const auto& part : parts) {
+            const auto words = packPlainRows(format, partValues(part, cols, scratch), cols);
+            out.words.insert(out.words.end(), words.begin(), words.end());
+        }
+        break;
+    }
+    case WeightPacker::LabScheme:
+        packLab(*info.labScheme, format, parts, out);
+        out.alignedGroups = info.alignedVariant && cols % kColumnPadding == 0;
+        break;
+    case WeightPacker::GgmlBlocks:
+        packGgml(*info.storedType, parts, out);
+        break;
+    case WeightPacker::PerMatrix:
+        throw ComputeError("packForGpu: as-stored is not a GPU layout (the engine resolves it "
+                           "per matrix to the format of the stored type)");
     }
     return out;
 }
@@ -322,26 +303,48 @@ DeviceMatrix uploadPacked(const VulkanContext& context, const GpuPackedMatrix& p
 std::vector<float> referenceDequantized(WeightFormat format, std::span<const float> values,
                                         std::uint32_t rows, std::uint32_t cols,
                                         const models::StoredTensor* stored) {
+    const auto& info = weightFormatInfo(format);
     std::vector<float> scratch;
     const MatrixPart part{values, rows, stored};
-    if (auto spec = labSpec(format)) {
+    if (info.packer == WeightPacker::LabScheme) {
         return models::dequantizeMatrix(
-            models::packMatrix(*spec, partValues(part, cols, scratch), rows, cols));
+            models::packMatrix(*info.labScheme, partValues(part, cols, scratch), rows, cols));
     }
-    const auto type = ggmlType(format);
-    if (stored && type && stored->type == *type) {
+    const auto type = info.storedType;
+    if (stored && type && stored->type == *type && info.packer == WeightPacker::GgmlBlocks) {
         std::vector<float> out(std::uint64_t(rows) * cols);
         models::dequantize(*type, stored->data, out);
         return out;
     }
     const auto source = partValues(part, cols, scratch);
-    if (format == WeightFormat::Q4_0 || format == WeightFormat::Q4_1) {
-        const auto bytes = models::quantizeGgml(*type, source);
-        std::vector<float> out(source.size());
-        models::dequantize(*type, bytes, out);
-        return out;
+    std::vector<float> out(source.begin(), source.end());
+    switch (info.packer) {
+    case WeightPacker::Float16:
+        for (auto& v : out) v = models::halfToFloat(models::floatToHalf(v));
+        break;
+    case WeightPacker::GgmlBlocks:
+        if (*type == models::TensorType::Q8_0) {
+            // Blocks of 32 along each row, the last one shorter (as packGgml packs them).
+            std::int8_t codes[models::kQ8_0Block];
+            for (std::uint64_t r = 0; cols && r < out.size() / cols; ++r) {
+                for (std::uint32_t b = 0; b < cols; b += kGgmlBlock) {
+                    const auto block =
+                        std::span(out).subspan(r * cols + b, std::min(kGgmlBlock, cols - b));
+                    const float scale =
+                        models::quantizeQ8_0Block(block, std::span(codes, block.size()));
+                    for (std::size_t i = 0; i < block.size(); ++i) block[i] = codes[i] * scale;
+                }
+            }
+        } else {
+            models::dequantize(*type, models::quantizeGgml(*type, source), out);
+        }
+        break;
+    case WeightPacker::PerMatrix:
+        throw ComputeError("referenceDequantized: as-stored is resolved per matrix");
+    default:
+        break; // f32: as is
     }
-    return roundTripWeights(source, cols, format);
+    return out;
 }
 
 } // namespace inferscope::compute

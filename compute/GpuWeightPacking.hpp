@@ -15,7 +15,8 @@
 //     padded index back to the logical one (only when stride != cols);
 //   q4_0: one fp16 d per 32-element block of the padded row, two per word;
 //   q4_1: one word per block, d in the low half and m in the high half;
-//   q8_0: int8 codes, one f32 scale per block (the existing layout).
+//   q8_0: int8 codes, one f32 scale per 32-element block of the padded row;
+//   f32, f16: the values, rows padded with zeros (two halves per word).
 #include "compute/WeightFormat.hpp"
 #include "models/WeightStore.hpp"
 
@@ -45,23 +46,28 @@ struct GpuPackedMatrix {
     std::vector<std::uint32_t> words;
 };
 
-// Packs the parts (stacked in order) into `format`. F32 / F16 / Q8_0 from f32 values use the
-// existing packers; throws ComputeError for a shape the format cannot hold (Q4_0 / Q4_1 /
-// Q8_0 from stored bytes need cols % 32 == 0; group formats need cols % 4 == 0 and every
-// part but the last a whole number of groups).
+// Packs the parts (stacked in order) into `format` with the format's packer (its
+// WeightFormatInfo::packer); throws ComputeError for a shape the format cannot hold (Q4_0 /
+// Q4_1 / Q8_0 from stored bytes need cols % 32 == 0; group formats need cols % 4 == 0 and
+// every part but the last a whole number of groups) and for AsStored.
 GpuPackedMatrix packForGpu(WeightFormat format, std::span<const MatrixPart> parts,
                            std::uint32_t cols);
+// F32 / F16: rows of `cols` values (values.size() / cols rows), each padded to
+// paddedColumns(cols); plainRowWords(format, cols) words per row.
+std::vector<std::uint32_t> packPlainRows(WeightFormat format, std::span<const float> values,
+                                         std::uint32_t cols);
+std::uint64_t plainRowWords(WeightFormat format, std::uint32_t cols);
 DeviceMatrix uploadPacked(const VulkanContext& context, const GpuPackedMatrix& packed,
                           const std::string& label);
 
 // The values the GPU computes with for one source tensor in `format` (the host reference):
-// models::dequantizeMatrix of models::packMatrix for the lab schemes, the GGUF dequantizer
-// for Q4_0 / Q4_1 (of the stored bytes when `stored` has that type).
+// f32 as is, f16 rounded, models::dequantizeMatrix of models::packMatrix for the lab schemes,
+// the GGUF dequantizer for the block types (of the stored bytes when `stored` has that type).
 std::vector<float> referenceDequantized(WeightFormat format, std::span<const float> values,
                                         std::uint32_t rows, std::uint32_t cols,
                                         const models::StoredTensor* stored = nullptr);
 
-// The lab scheme a format implements (formats without one: F32 / F16 map to fp32 / fp16).
+// Packed by the lab's quantizer (WeightPacker::LabScheme: the int8 / int4 / nf4 schemes).
 bool isLabScheme(WeightFormat format);
 // The GGUF type whose bytes a format reads as stored (Q4_0, Q4_1, Q8_0, F16, F32).
 bool formatReadsStoredType(WeightFormat format, models::TensorType type);

@@ -282,7 +282,7 @@ void Kernels::embed(CommandRecorder& recorder, const DeviceMatrix& table, const 
                     const std::string& label) {
     requireMultipleOf4(outputStride, "embedding output");
     if (tokens == 0) return;
-    auto& pipe = pipeline("embed_" + std::string(weightFormatName(table.format)), 3,
+    auto& pipe = pipeline("embed_" + std::string(weightFormatShaderSuffix(table.format)), 3,
                           sizeof(EmbedPush), {tuning_.workgroup, tuning_.subgroupReduce ? 1u : 0u});
     const EmbedPush push{table.cols, table.stride, outputStride, tokens, table.rows};
     recorder.dispatch(pipe, {{&table.buffer}, {&tokenIds}, {&output}}, push, tokens, 1, 1, label);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <string>
 
@@ -11,7 +12,7 @@ namespace inferscope::models {
 
 namespace {
 
-constexpr std::size_t blockSize = 32;
+constexpr std::size_t blockSize = kQ8_0Block;
 
 void putHalf(std::uint8_t* out, float value) {
     const std::uint16_t bits = floatToHalf(value);
@@ -19,16 +20,10 @@ void putHalf(std::uint8_t* out, float value) {
     out[1] = static_cast<std::uint8_t>(bits >> 8);
 }
 
-// Symmetric: d = absmax / 127, q = round(x / d).
 void quantizeBlockQ8_0(const float* x, std::uint8_t* out) {
-    float absMax = 0.0f;
-    for (std::size_t j = 0; j < blockSize; ++j) absMax = std::max(absMax, std::fabs(x[j]));
-    const float d = absMax / 127.0f;
-    const float inverse = d != 0.0f ? 1.0f / d : 0.0f;
-    putHalf(out, d);
-    for (std::size_t j = 0; j < blockSize; ++j)
-        out[2 + j] =
-            static_cast<std::uint8_t>(static_cast<std::int8_t>(std::round(x[j] * inverse)));
+    std::int8_t codes[blockSize];
+    putHalf(out, quantizeQ8_0Block(std::span(x, blockSize), codes));
+    std::memcpy(out + 2, codes, blockSize);
 }
 
 // Symmetric with 16 levels: the value of largest magnitude maps to -8, so d carries its
@@ -72,6 +67,21 @@ void quantizeBlockQ4_1(const float* x, std::uint8_t* out) {
 }
 
 } // namespace
+
+float quantizeQ8_0Block(std::span<const float> values, std::span<std::int8_t> codes) {
+    if (values.size() > kQ8_0Block || codes.size() != values.size())
+        throw ModelError("quantizeQ8_0Block: " + std::to_string(values.size()) + " values, " +
+                         std::to_string(codes.size()) + " codes (at most one block of 32)");
+    float absMax = 0.0f;
+    for (float x : values) absMax = std::max(absMax, std::fabs(x));
+    const float scale = absMax / 127.0f;
+    for (std::size_t i = 0; i < values.size(); ++i) {
+        codes[i] = scale == 0.0f
+                       ? std::int8_t{0}
+                       : std::int8_t(std::clamp(std::round(values[i] / scale), -127.0f, 127.0f));
+    }
+    return scale;
+}
 
 std::vector<std::uint8_t> quantizeGgml(TensorType type, std::span<const float> values) {
     void (*quantizeBlock)(const float*, std::uint8_t*) = nullptr;

@@ -4,6 +4,7 @@
 #include "models/GgufFile.hpp"
 #include "models/LoadedModel.hpp"
 #include "models/ModelError.hpp"
+#include "models/TensorNames.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -243,7 +244,7 @@ void checkTensors(const WeightStore& store, const ModelConfig& config, const std
     if (config.ropeScaling.type == RopeScalingType::Llama3 && store.contains("rope_freqs.weight"))
         requireTensor(store, file, "rope_freqs.weight", {config.headDim / 2});
     for (std::uint32_t layer = 0; layer < config.layers; ++layer) {
-        const std::string block = "blk." + std::to_string(layer) + ".";
+        const std::string block = layerTensorPrefix(layer);
         requireTensor(store, file, block + "attn_norm.weight", {hidden});
         requireTensor(store, file, block + "attn_q.weight", {hidden, qWidth});
         requireTensor(store, file, block + "attn_k.weight", {hidden, kvWidth});

@@ -1,6 +1,7 @@
 #include "models/ReferenceTransformer.hpp"
 
 #include "models/ModelError.hpp"
+#include "models/TensorNames.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -206,7 +207,7 @@ float silu(float x) {
 }
 
 std::string layerName(std::uint32_t layer, const char* tensor) {
-    return "blk." + std::to_string(layer) + "." + tensor;
+    return layerTensorName(layer, tensor);
 }
 
 } // namespace

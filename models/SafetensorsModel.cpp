@@ -5,6 +5,7 @@
 #include "models/LoadedModel.hpp"
 #include "models/ModelError.hpp"
 #include "models/SafetensorsFile.hpp"
+#include "models/TensorNames.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -60,7 +61,7 @@ std::optional<CanonicalName> canonicalName(const std::string& hfName, std::uint3
             throw ModelError(file, hfName, offset,
                              "layer " + std::to_string(layer) + " but config.json has " +
                                  std::to_string(layers) + " layers");
-        return CanonicalName{"blk." + std::to_string(layer) + "." + std::string(canonical)};
+        return CanonicalName{layerTensorName(layer, canonical)};
     }
     return std::nullopt;
 }
@@ -84,7 +85,7 @@ std::map<std::string, std::vector<std::uint64_t>> expectedShapes(const ModelConf
     };
     if (withOutput) shapes["output.weight"] = {hidden, config.vocabSize};
     for (std::uint32_t layer = 0; layer < config.layers; ++layer) {
-        const std::string block = "blk." + std::to_string(layer) + ".";
+        const std::string block = layerTensorPrefix(layer);
         shapes[block + "attn_norm.weight"] = {hidden};
         shapes[block + "ffn_norm.weight"] = {hidden};
         shapes[block + "attn_q.weight"] = {hidden, queryWidth};

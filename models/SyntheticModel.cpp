@@ -7,6 +7,7 @@
 #include "models/GgufWriter.hpp"
 #include "models/ModelError.hpp"
 #include "models/SafetensorsWriter.hpp"
+#include "models/TensorNames.hpp"
 #include "models/TokenizerData.hpp"
 
 #include <nlohmann/json.hpp>
@@ -334,7 +335,7 @@ std::vector<SyntheticTensor> buildWeights(const SyntheticModelSpec& spec) {
 
     for (std::uint32_t layer = 0; layer < spec.layers; ++layer) {
         const std::string hf = "model.layers." + std::to_string(layer) + ".";
-        const std::string gguf = "blk." + std::to_string(layer) + ".";
+        const std::string gguf = layerTensorPrefix(layer);
         shrinkEntries(
             make(hf + "input_layernorm.weight", gguf + "attn_norm.weight", {hidden}, 1.0, 0.1));
         const double inputScale = 1.0 / std::sqrt(static_cast<double>(hidden));

@@ -1,5 +1,7 @@
 #pragma once
 // Element types of stored tensors (numbered as GGUF numbers them) and their block layout.
+#include "models/HalfFloat.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -39,9 +41,7 @@ std::optional<std::uint64_t> tensorBytes(TensorType type, std::uint64_t elements
 // format defines them. src must hold tensorBytes(type, n) bytes.
 void dequantize(TensorType type, std::span<const std::uint8_t> src, std::span<float> dst);
 
-// IEEE half and bfloat16 conversions used by the formats above.
-float halfToFloat(std::uint16_t h);
-std::uint16_t floatToHalf(float f); // round to nearest even
+// bfloat16 conversions (the IEEE half codec is models/HalfFloat.hpp, included above).
 float bf16ToFloat(std::uint16_t b);
 std::uint16_t floatToBf16(float f); // round to nearest even
 

@@ -38,7 +38,7 @@ vec4 nf4Levels(uvec4 code) {
 }
 
 #ifdef ALIGNED_GROUPS
-// Rows of a multiple of 64 weights: one absmax per row and chunk (see dequant_int4_g128.glsl).
+// Rows of a multiple of 64 weights: one absmax per row and chunk (see int4_group.glsl).
 #define WEIGHT_BLOCK 64
 vec4 weightQuants(uint e) { return nf4Levels(nibbleCodes(e)); }
 float weightScale(uint e) { return scaleHalf(e >> 6); }

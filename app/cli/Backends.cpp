@@ -21,7 +21,9 @@ BackendChoice backendChoice(const Arguments& a) {
         choice.engine.device.deviceIndex = static_cast<std::uint32_t>(a.integer("--device", 0, 0, 64));
     if (auto format = a.value("--format")) {
         auto parsed = compute::weightFormatFromName(*format);
-        if (!parsed) throw UsageError("unknown weight format '" + *format + "'");
+        if (!parsed)
+            throw UsageError("unknown weight format '" + *format +
+                             "' (known: " + compute::weightFormatNames() + ")");
         choice.engine.weightFormat = *parsed;
     }
     if (choice.backend == "cpu" && (a.value("--device") || a.value("--format")))

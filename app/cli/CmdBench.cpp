@@ -47,7 +47,7 @@ int runBench(const CommandArgs& args, std::ostream& out) {
     addBackendOptions(spec);
     Arguments a(args, spec);
     if (a.positionals().size() != 1)
-        throw UsageError("usage: bench MODEL [--formats f16,...] [--prompts 16,64,256,512] "
+        throw UsageError("usage: bench MODEL [--formats fp16,...] [--prompts 16,64,256,512] "
                          "[--contexts 16,256,1024] [--decode N] [--batches 1,4] [--json]");
     BackendChoice choice = backendChoice(a);
     if (choice.backend != "vulkan") throw UsageError("bench measures the vulkan backend");
@@ -98,7 +98,9 @@ int runBench(const CommandArgs& args, std::ostream& out) {
     double bandwidth = 0;
     for (const auto& formatName : formats) {
         auto format = compute::weightFormatFromName(formatName);
-        if (!format) throw UsageError("unknown weight format '" + formatName + "'");
+        if (!format)
+            throw UsageError("unknown weight format '" + formatName +
+                             "' (known: " + compute::weightFormatNames() + ")");
         compute::EngineOptions options = choice.engine;
         options.weightFormat = *format;
         options.kvCapacityTokens = std::max<std::uint32_t>(options.kvCapacityTokens, longest * maxBatch + 64);

@@ -19,11 +19,11 @@ Commands:
   tokenize MODEL TEXT              token ids and pieces
   generate MODEL -p PROMPT [-n N] [--greedy | --temp T --top-k K --top-p P --seed S]
            [--repeat-penalty R] [--chat] [--no-cache] [--timings]
-           [--backend vulkan|cpu] [--device N] [--format f32|f16|...]
+           [--backend vulkan|cpu] [--device N] [--format fp32|fp16|...]
                                    text, ids, prefill time and each decode step's time
   perplexity MODEL FILE [--ctx N] [--tokens N] [--backend vulkan|cpu]
                                    perplexity of the model on a text file
-  bench MODEL [--formats f16,q8_0] [--prompts 16,64,256,512] [--contexts 16,256,1024]
+  bench MODEL [--formats fp16,q8_0] [--prompts 16,64,256,512] [--contexts 16,256,1024]
         [--decode N] [--batches 1,4] [--device N]
                                    prompt and decode tokens/s, per-kernel time, probe
                                    overhead, read bandwidth and the decode roofline

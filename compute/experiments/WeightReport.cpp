@@ -1,5 +1,6 @@
 #include "compute/experiments/WeightReport.hpp"
 
+#include "models/TensorNames.hpp"
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -82,7 +83,7 @@ WeightStatistics weightStatistics(std::span<const float> weights) {
 std::vector<std::string> projectionMatrixNames(const models::WeightStore& weights) {
     std::vector<std::string> names;
     for (std::uint32_t layer = 0;; ++layer) {
-        const std::string prefix = "blk." + std::to_string(layer) + ".";
+        const std::string prefix = models::layerTensorPrefix(layer);
         bool any = false;
         for (const char* kind : kProjectionKinds) {
             const std::string name = prefix + kind + ".weight";

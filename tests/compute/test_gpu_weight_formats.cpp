@@ -22,6 +22,7 @@
 #include "models/SyntheticModel.hpp"
 #include "models/TensorType.hpp"
 #include "models/WeightQuantizer.hpp"
+#include "shaders/EmbeddedShaders.hpp"
 #include "tests/compute/LogitComparison.hpp"
 
 #include <QTemporaryDir>
@@ -31,6 +32,7 @@
 #include <cstring>
 #include <memory>
 #include <random>
+#include <set>
 
 using namespace inferscope;
 using namespace inferscope::compute;
@@ -296,6 +298,67 @@ private slots:
         }
         QCOMPARE(weightFormatFromName("int4-group"), std::optional(WeightFormat::Int4G128));
         QVERIFY(!weightFormatFromName("int3"));
+    }
+
+    // The format table against the build's generated kernels, the lab's quantizer and the
+    // packers: one name per format (the lab's), old spellings as aliases only, every matrix
+    // kernel embedded for every format (and no kernel for a format the table lacks), and the
+    // table's bits per weight what the packer really produces.
+    void registry() {
+        std::set<std::string> embedded;
+        for (const auto& shader : shaders::allShaders()) embedded.emplace(shader.name);
+        std::set<std::string> expected;
+        const char* kernels[] = {"matvec_", "ffn_gateup_", "qkv_rope_"};
+        for (const auto& info : weightFormatTable()) {
+            const std::string name(info.name);
+            QCOMPARE(weightFormatFromName(name), std::optional(info.format));
+            QCOMPARE(weightFormatName(info.format), info.name);
+            if (!info.alias.empty()) {
+                QCOMPARE(findWeightFormat(info.alias), &info);
+                QVERIFY(info.alias != info.name);
+            }
+            if (info.labScheme) {
+                QCOMPARE(info.labScheme->name(), name);
+                QCOMPARE(models::parseQuantScheme(name), *info.labScheme);
+            }
+            QVERIFY(weightFormatNames().find(name) != std::string::npos);
+            if (info.packer == WeightPacker::PerMatrix) continue;
+            for (const char* kernel : kernels) {
+                expected.insert(kernel + std::string(info.shader));
+                if (info.alignedVariant)
+                    expected.insert(kernel + std::string(info.shader) + "_aligned");
+            }
+            // 64 rows of 4096 weights: bitsForRows counts the per-row scales; the group
+            // formats' few extra scales (for padding columns) stay within 0.01 bits.
+            const std::uint32_t rows = 64, cols = 4096;
+            const auto values = randomWeights(std::size_t(rows) * cols, 11);
+            const MatrixPart part{values, rows, nullptr};
+            const auto packed = packForGpu(info.format, std::span(&part, 1), cols);
+            const double bits = 32.0 * double(packed.words.size()) / (double(rows) * cols);
+            QVERIFY2(std::fabs(bits - info.bitsForRows(cols)) < 0.01,
+                     qPrintable(QString("%1: packed %2 bits, table %3")
+                                    .arg(name.c_str())
+                                    .arg(bits)
+                                    .arg(info.bitsForRows(cols))));
+            QCOMPARE(packed.alignedGroups, info.alignedVariant);
+        }
+        for (const auto& name : embedded) {
+            for (const char* kernel : kernels) {
+                if (name.rfind(kernel, 0) == 0)
+                    QVERIFY2(expected.count(name), ("kernel for no format: " + name).c_str());
+            }
+        }
+        for (const auto& name : expected)
+            QVERIFY2(embedded.count(name), ("kernel not embedded: " + name).c_str());
+        // Old spellings are accepted, only the canonical names are printed.
+        QCOMPARE(weightFormatFromName("f16"), std::optional(WeightFormat::F16));
+        QCOMPARE(weightFormatName(WeightFormat::F16), std::string_view("fp16"));
+        QCOMPARE(weightFormatFromName("nf4"), std::optional(WeightFormat::Nf4));
+        QCOMPARE(weightFormatName(WeightFormat::Nf4), std::string_view("nf4-b64"));
+        QCOMPARE(formatForStoredType(models::TensorType::Q4_1), WeightFormat::Q4_1);
+        QCOMPARE(formatForStoredType(models::TensorType::BF16), WeightFormat::F16);
+        QVERIFY(formatReadsStoredType(WeightFormat::F16, models::TensorType::F16));
+        QVERIFY(!formatReadsStoredType(WeightFormat::Int8Row, models::TensorType::Q8_0));
     }
 
     void dequantizeExactly() {

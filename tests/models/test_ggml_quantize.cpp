@@ -12,6 +12,7 @@ class TestGgmlQuantize : public QObject {
     Q_OBJECT
 private slots:
     void q8_0();
+    void q8_0BlockQuantizer();
     void q4_0();
     void q4_1();
     void zeroBlocks();
@@ -38,6 +39,39 @@ void TestGgmlQuantize::q8_0() {
     dequantize(TensorType::Q8_0, bytes, back);
     QCOMPARE(back[2], 64.0f);
     QCOMPARE(back[1], -127.0f);
+}
+
+// The one Q8_0 block quantizer (GGUF writer, GPU q8_0 packer, host reference): a row's
+// shorter tail block, the codes' range, and refusal of more than one block.
+void TestGgmlQuantize::q8_0BlockQuantizer() {
+    const std::vector<float> tail = {63.5f, -31.75f, 0.25f, 0.0f, -63.5f}; // scale 0.5
+    std::vector<std::int8_t> codes(tail.size());
+    const float scale = quantizeQ8_0Block(tail, codes);
+    QCOMPARE(scale, 0.5f);
+    for (std::size_t i = 0; i < tail.size(); ++i) {
+        QVERIFY(codes[i] >= -127 && codes[i] <= 127);
+        QVERIFY(std::fabs(codes[i] * scale - tail[i]) <= scale / 2);
+    }
+    QCOMPARE(codes[0], std::int8_t{127});
+    QCOMPARE(codes[4], std::int8_t{-127});
+    QCOMPARE(codes[1], std::int8_t{-64}); // -63.5 rounds away from zero
+    QCOMPARE(codes[2], std::int8_t{1});   // 0.5 too
+    QCOMPARE(codes[3], std::int8_t{0});
+    const std::vector<float> zeros(32, 0.0f);
+    std::vector<std::int8_t> zeroCodes(32, 5);
+    QCOMPARE(quantizeQ8_0Block(zeros, zeroCodes), 0.0f);
+    QCOMPARE(zeroCodes, std::vector<std::int8_t>(32, 0));
+    // GGUF's block holds the same codes with the scale rounded to fp16.
+    std::vector<float> block(32, 0.25f);
+    block[9] = -3.0f;
+    std::vector<std::int8_t> blockCodes(32);
+    const float blockScale = quantizeQ8_0Block(block, blockCodes);
+    const Bytes bytes = quantizeGgml(TensorType::Q8_0, block);
+    QCOMPARE(std::uint16_t(bytes[0] | (bytes[1] << 8)), floatToHalf(blockScale));
+    for (std::size_t i = 0; i < 32; ++i) QCOMPARE(std::int8_t(bytes[2 + i]), blockCodes[i]);
+    std::vector<float> tooMany(33, 1.0f);
+    std::vector<std::int8_t> tooManyCodes(33);
+    QVERIFY_THROWS_EXCEPTION(ModelError, quantizeQ8_0Block(tooMany, tooManyCodes));
 }
 
 void TestGgmlQuantize::q4_0() {

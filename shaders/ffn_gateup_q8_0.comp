@@ -1,7 +1,0 @@
-#version 450
-// RMSNorm + gate and up projections + SwiGLU in one dispatch, q8_0 weights.
-#include "common.glsl"
-#include "matvec_params.glsl"
-#include "dequant_q8_0.glsl"
-#include "matvec_core.glsl"
-#include "ffn_gateup_body.glsl"

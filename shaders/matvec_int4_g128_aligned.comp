@@ -1,9 +1,0 @@
-#version 450
-// Matrix-vector (decode) and register-tiled matrix-matrix (prefill) product, int4_g128 weights
-// in rows of a multiple of 64 (groups aligned to the broadcast path's chunks).
-#define ALIGNED_GROUPS
-#include "common.glsl"
-#include "matvec_params.glsl"
-#include "dequant_int4_g128.glsl"
-#include "matvec_core.glsl"
-#include "matvec_body.glsl"

@@ -1,7 +1,0 @@
-#version 450
-// Matrix-vector (decode) and register-tiled matrix-matrix (prefill) product, q4_1 weights.
-#include "common.glsl"
-#include "matvec_params.glsl"
-#include "dequant_q4_1.glsl"
-#include "matvec_core.glsl"
-#include "matvec_body.glsl"

@@ -1,7 +1,0 @@
-#version 450
-// RMSNorm + QKV projection + bias + RoPE + KV-cache write in one dispatch, nf4 weights.
-#include "common.glsl"
-#include "matvec_params.glsl"
-#include "dequant_nf4.glsl"
-#include "matvec_core.glsl"
-#include "qkv_rope_body.glsl"
