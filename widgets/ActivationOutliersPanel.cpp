@@ -17,103 +17,6 @@
 
 namespace inferscope::widgets {
 
-compute::Table activationHistogram(std::span<const float> maxAbs, double low, double high,
-                                   int bins) {
-    compute::Table t;
-    t.id = "activation-histogram";
-    t.title = "Dimensions by their max |h| (log-scaled bins)";
-    t.addColumn("bin from", "", 6).addColumn("bin to", "", 6).addColumn("dimensions");
-    if (bins <= 0 || !(low > 0) || !(high > low)) return t;
-    const double logLow = std::log10(low), step = (std::log10(high) - logLow) / bins;
-    std::vector<std::int64_t> counts(static_cast<std::size_t>(bins), 0);
-    for (float value : maxAbs) {
-        int bin = value > 0
-                      ? static_cast<int>(std::floor((std::log10(double(value)) - logLow) / step))
-                      : 0;
-        ++counts[static_cast<std::size_t>(std::clamp(bin, 0, bins - 1))];
-    }
-    for (int i = 0; i < bins; ++i)
-        t.addRow({std::pow(10.0, logLow + i * step), std::pow(10.0, logLow + (i + 1) * step),
-                  counts[static_cast<std::size_t>(i)]});
-    return t;
-}
-
-compute::Table outlierDimensions(const ActivationRecord& record) {
-    compute::Table t;
-    t.id = "outlier-dimensions";
-    t.title = "Largest residual dimensions per layer";
-    t.addColumn("layer")
-        .addColumn("median max |h|", "", 4)
-        .addColumn("largest max |h|", "", 4)
-        .addColumn("largest dimension")
-        .addColumn("largest / median", "x", 1)
-        .addColumn("top 3 dimensions");
-    for (std::size_t layer = 0; layer < record.maxAbsPerLayer.size(); ++layer) {
-        const auto& values = record.maxAbsPerLayer[layer];
-        if (values.empty()) continue;
-        std::vector<std::size_t> order(values.size());
-        std::iota(order.begin(), order.end(), 0);
-        std::stable_sort(order.begin(), order.end(),
-                         [&](std::size_t a, std::size_t b) { return values[a] > values[b]; });
-        std::vector<float> sorted(values.begin(), values.end());
-        std::nth_element(sorted.begin(), sorted.begin() + sorted.size() / 2, sorted.end());
-        double median = sorted[sorted.size() / 2];
-        double largest = values[order[0]];
-        std::string top;
-        for (std::size_t i = 0; i < std::min<std::size_t>(3, order.size()); ++i)
-            top += (i ? ", " : "") + std::to_string(order[i]);
-        t.addRow({static_cast<std::int64_t>(layer), median, largest,
-                  static_cast<std::int64_t>(order[0]), median > 0 ? largest / median : 0.0, top});
-    }
-    return t;
-}
-
-compute::Table outlierPersistence(const ActivationRecord& record, int dimensions) {
-    compute::Table t;
-    t.id = "outlier-persistence";
-    t.title = "Top dimensions across layers (max |h| / layer median)";
-    t.addColumn("layer");
-    const auto& layers = record.maxAbsPerLayer;
-    if (layers.empty() || layers.front().empty() || dimensions <= 0) return t;
-    const std::size_t hidden = layers.front().size();
-    const std::size_t k = std::min<std::size_t>(std::size_t(dimensions), hidden);
-    std::vector<int> timesInTop(hidden, 0);
-    std::vector<float> peak(hidden, 0.0f);
-    std::vector<double> medians;
-    for (const auto& values : layers) {
-        std::vector<std::size_t> order(values.size());
-        std::iota(order.begin(), order.end(), 0);
-        std::partial_sort(order.begin(), order.begin() + std::ptrdiff_t(std::min(k, order.size())),
-                          order.end(),
-                          [&](std::size_t a, std::size_t b) { return values[a] > values[b]; });
-        for (std::size_t i = 0; i < std::min(k, order.size()); ++i)
-            if (order[i] < hidden) ++timesInTop[order[i]];
-        for (std::size_t d = 0; d < std::min(hidden, values.size()); ++d)
-            peak[d] = std::max(peak[d], values[d]);
-        std::vector<float> sorted(values.begin(), values.end());
-        std::nth_element(sorted.begin(), sorted.begin() + std::ptrdiff_t(sorted.size() / 2),
-                         sorted.end());
-        medians.push_back(sorted.empty() ? 0.0 : double(sorted[sorted.size() / 2]));
-    }
-    std::vector<std::size_t> chosen(hidden);
-    std::iota(chosen.begin(), chosen.end(), 0);
-    std::stable_sort(chosen.begin(), chosen.end(), [&](std::size_t a, std::size_t b) {
-        if (timesInTop[a] != timesInTop[b]) return timesInTop[a] > timesInTop[b];
-        return peak[a] > peak[b];
-    });
-    chosen.resize(k);
-    for (std::size_t d : chosen) t.addColumn("dim " + std::to_string(d), "x", 1);
-    for (std::size_t layer = 0; layer < layers.size(); ++layer) {
-        std::vector<compute::Cell> row{static_cast<std::int64_t>(layer)};
-        for (std::size_t d : chosen) {
-            double value = d < layers[layer].size() ? layers[layer][d] : 0.0;
-            row.push_back(medians[layer] > 0 ? value / medians[layer] : 0.0);
-        }
-        t.addRow(std::move(row));
-    }
-    return t;
-}
-
 namespace {
 // Paints each ratio cell on a log colour scale: white at 1x (typical), full colour at 1000x.
 class HeatDelegate : public QStyledItemDelegate {
@@ -146,14 +49,16 @@ public:
 ActivationOutliersPanel::ActivationOutliersPanel(QWidget* parent)
     : ChartPanel("activation-outliers", tr("Activation outliers"),
                  tr("For each dimension of the residual stream, the largest |h| it reached over "
-                    "the prompt, counted on log-scaled bins: a handful of dimensions sit far to "
-                    "the right, and they are the same ones layer after layer."),
+                    "the prompt, counted in doubling bins; the table below follows the largest "
+                    "dimensions through the layers."),
                  parent),
       histogram_(new TableModel(this)), outliers_(new TableModel(this)),
       persistence_(new TableModel(this)) {
-    setAxis(Qt::Horizontal, tr("max |h| over the prompt (log scale)"), AxisScale::Log);
-    setAxis(Qt::Vertical, tr("dimensions"), AxisScale::Linear);
-    addSeries(tr("dimensions per bin"), SeriesKind::Area);
+    setAxis(Qt::Horizontal, tr("max |h| over the prompt (doubling bins)"), AxisScale::Category);
+    setAxis(Qt::Vertical, tr("dimensions (log scale)"), AxisScale::Log);
+    addSeries(tr("dimensions per bin"), SeriesKind::Bars);
+    setEmptyHint(tr("Press Generate: the prompt's residual stream is recorded and each "
+                    "dimension's largest |h| lands here."));
 
     auto* row = new QHBoxLayout;
     layerLabel_ = new QLabel(tr("Layer"), this);
@@ -190,21 +95,20 @@ ActivationOutliersPanel::ActivationOutliersPanel(QWidget* parent)
 void ActivationOutliersPanel::setActivations(ActivationRecordPtr record) {
     record_ = std::move(record);
     int layers = record_ ? static_cast<int>(record_->maxAbsPerLayer.size()) : 0;
-    // One bin range for all layers, so moving the slider compares like with like.
-    float smallest = std::numeric_limits<float>::infinity(), largest = 0;
+    // One set of bins on the chart for all layers, so moving the slider compares like with
+    // like: up to the bin that holds the largest value of any layer.
+    float largest = 0;
     if (record_)
         for (const auto& values : record_->maxAbsPerLayer)
-            for (float v : values) {
-                if (v > 0) smallest = std::min(smallest, v);
-                largest = std::max(largest, v);
-            }
-    if (largest > 0) {
-        low_ = std::pow(10.0, std::floor(std::log10(double(smallest))));
-        high_ = std::pow(10.0, std::ceil(std::log10(double(largest))));
-        if (high_ <= low_) high_ = low_ * 10;
-    }
-    outliers_->setTable(record_ ? outlierDimensions(*record_) : compute::Table{});
-    persistence_->setTable(record_ ? outlierPersistence(*record_) : compute::Table{});
+            for (float v : values) largest = std::max(largest, v);
+    topEdge_ = 1;
+    while (double(topEdge_) <= largest) topEdge_ *= 2;
+    const auto positions = record_ ? static_cast<std::uint32_t>(record_->positions) : 0u;
+    outliers_->setTable(record_
+                            ? activationLayers(record_->maxAbsPerLayer, kTopDimensions, positions)
+                            : compute::Table{});
+    persistence_->setTable(record_ ? outlierPersistence(record_->maxAbsPerLayer)
+                                   : compute::Table{});
     QSignalBlocker block(slider_);
     slider_->setRange(0, std::max(0, layers - 1));
     slider_->setEnabled(layers > 1);
@@ -219,53 +123,67 @@ int ActivationOutliersPanel::layer() const {
 }
 
 std::vector<compute::Table> ActivationOutliersPanel::dataTables() const {
-    if (!record_ || record_->maxAbsPerLayer.empty()) return {};
-    auto histogram = histogram_->table();
-    histogram.title += " - layer " + std::to_string(layer());
-    return {histogram, outliers_->table(), persistence_->table()};
+    if (!record_ || record_->maxAbsPerLayer.empty() || histogram_->rowCount() == 0) return {};
+    return {histogram_->table(), outliers_->table(), persistence_->table()};
 }
 
 void ActivationOutliersPanel::rebuildHistogram() {
     int layers = record_ ? static_cast<int>(record_->maxAbsPerLayer.size()) : 0;
     int layer = slider_->value();
-    layerLabel_->setText(layers ? tr("Layer %1 of %2").arg(layer).arg(layers - 1) : tr("Layer"));
-    if (!record_ || layer >= layers) {
+    layerLabel_->setText(layers ? tr("Layer %1 (of 0-%2)").arg(layer).arg(layers - 1)
+                                : tr("Layer"));
+    if (!record_ || layer >= layers ||
+        record_->maxAbsPerLayer[static_cast<std::size_t>(layer)].empty()) {
         histogram_->setTable({});
         return;
     }
-    int decades = static_cast<int>(std::lround(std::log10(high_ / low_)));
     histogram_->setTable(
-        activationHistogram(record_->maxAbsPerLayer[static_cast<std::size_t>(layer)], low_, high_,
-                            std::max(1, decades) * kBinsPerDecade));
+        activationHistogram(record_->maxAbsPerLayer, static_cast<std::uint32_t>(layer)));
 }
 
 void ActivationOutliersPanel::rebuildChart() {
-    // A step outline: each bin is a flat top from its lower to its upper edge.
-    QList<QPointF> steps;
-    for (int row = 0; row < histogram_->rowCount(); ++row) {
-        double from = histogram_->number(row, 0), to = histogram_->number(row, 1);
-        double count = histogram_->number(row, 2);
-        if (row == 0) steps.append(QPointF(from, 0));
-        steps.append(QPointF(from, count));
-        steps.append(QPointF(to, count));
-        if (row + 1 == histogram_->rowCount()) steps.append(QPointF(to, 0));
+    QStringList categories;
+    QList<qreal> counts;
+    if (histogram_->rowCount() > 0) {
+        const auto& table = histogram_->table();
+        const auto from = table.columnIndex("from"), to = table.columnIndex("to"),
+                   count = table.columnIndex("dimensions");
+        std::int64_t edge = 0;
+        for (int row = 0; row < histogram_->rowCount(); ++row) {
+            edge = std::int64_t(histogram_->number(row, int(to)));
+            categories << QString("%1-%2")
+                              .arg(qlonglong(histogram_->number(row, int(from))))
+                              .arg(qlonglong(edge));
+            counts << histogram_->number(row, int(count));
+        }
+        // Empty bins up to the largest value of any layer: the same axis for every layer.
+        for (; edge > 0 && edge < topEdge_; edge *= 2) {
+            categories << QString("%1-%2").arg(edge).arg(edge * 2);
+            counts << 0.0;
+        }
     }
-    setSeriesPoints(Histogram, steps);
+    setBarValues(Histogram, categories, counts);
     if (!record_ || outliers_->rowCount() == 0) {
         setSummary({});
         return;
     }
+    const auto& table = outliers_->table();
     int row = std::min(layer(), outliers_->rowCount() - 1);
+    const int layers = outliers_->rowCount();
     QLocale locale;
-    setSummary(tr("Layer %1: dimension %2 reaches %3, %4× the median %5 · top dimensions %6 · over "
-                  "%7 positions")
-                   .arg(layer())
-                   .arg(qlonglong(outliers_->number(row, 3)))
-                   .arg(locale.toString(outliers_->number(row, 2), 'g', 4))
-                   .arg(locale.toString(outliers_->number(row, 4), 'f', 1))
-                   .arg(locale.toString(outliers_->number(row, 1), 'g', 3))
-                   .arg(outliers_->data(outliers_->index(row, 5)).toString())
-                   .arg(record_->positions));
+    const double median = outliers_->number(row, int(table.columnIndex("median dim max |h|")));
+    setSummary(
+        tr("Layer %1 (of 0-%2): dimension %3 reaches %4, %5× the median %6 · top "
+           "dimensions %7 · over %8 positions")
+            .arg(layer())
+            .arg(layers - 1)
+            .arg(qlonglong(outliers_->number(row, int(table.columnIndex("top dimension")))))
+            .arg(locale.toString(outliers_->number(row, int(table.columnIndex("max |h|"))), 'f', 2))
+            .arg(locale.toString(outliers_->number(row, int(table.columnIndex("max/median"))), 'f',
+                                 1))
+            .arg(locale.toString(median, 'f', 3))
+            .arg(outliers_->data(outliers_->index(row, 5)).toString())
+            .arg(record_->positions));
 }
 
 } // namespace inferscope::widgets

@@ -1,7 +1,8 @@
 #pragma once
 // Chapter item 9: per layer, the largest |h| each residual-stream dimension reached over
-// the prompt, as a histogram on log-scaled bins. A few dimensions sit orders of magnitude
-// above the rest, and the same ones do so in every layer.
+// the prompt, as a histogram on octave bins (experiments::activationHistogram, the same table
+// `inferscope-cli report activations` prints), the per-layer outlier table and the persistence
+// heat map. The panel only draws.
 #include "widgets/ChartPanel.hpp"
 #include "widgets/RunRecords.hpp"
 
@@ -15,24 +16,16 @@ namespace inferscope::widgets {
 
 class TableModel;
 
-// Bin edges equally spaced in log10 between low and high (both > 0); values <= low
-// (zeros included) count in the first bin, values >= high in the last.
-compute::Table activationHistogram(std::span<const float> maxAbs, double low, double high,
-                                   int bins);
-// Per layer: median and largest per-dimension max |h|, the largest's dimension, their
-// ratio, and the top three dimensions (do the same ones persist across layers?).
-compute::Table outlierDimensions(const ActivationRecord& record);
-// Layers x top dimensions: the `dimensions` dimensions that most often rank among the top
-// `dimensions` of a layer (ties: the larger peak), as columns "dim <d>"; each cell is that
-// dimension's max |h| over its layer's median. Columns that stay large down the rows are
-// outliers that persist across layers.
-compute::Table outlierPersistence(const ActivationRecord& record, int dimensions = 8);
+// The panel's tables come from compute/experiments (the CLI prints the same ones).
+using compute::experiments::activationHistogram;
+using compute::experiments::activationLayers;
+using compute::experiments::outlierPersistence;
 
 class ActivationOutliersPanel : public ChartPanel {
     Q_OBJECT
 public:
     enum Series { Histogram };
-    static constexpr int kBinsPerDecade = 8;
+    static constexpr std::uint32_t kTopDimensions = 4; // as `report activations` by default
 
     explicit ActivationOutliersPanel(QWidget* parent = nullptr);
     void setActivations(ActivationRecordPtr record);
@@ -51,7 +44,7 @@ private:
     void rebuildChart();
 
     ActivationRecordPtr record_;
-    double low_ = 1e-3, high_ = 1e3;
+    std::int64_t topEdge_ = 1; // the upper edge of the largest bin over every layer
     TableModel* histogram_;
     TableModel* outliers_;
     TableModel* persistence_;

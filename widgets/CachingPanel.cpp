@@ -47,14 +47,16 @@ compute::Table cachingComparisonTable(const CachingComparison& c) {
 CachingPanel::CachingPanel(QWidget* parent)
     : ChartPanel("cached-vs-uncached", tr("Cached vs uncached"),
                  tr("Each step's time with the KV cache (one new row of attention) and without it "
-                    "(the whole sequence recomputed): the uncached line climbs with every token "
-                    "while the tokens stay identical, which is why every engine caches."),
+                    "(the whole sequence recomputed every step), greedy both times; the line "
+                    "under the chart gives the totals and whether the tokens are identical."),
                  parent),
       model_(new TableModel(this)) {
     setAxis(Qt::Horizontal, tr("generated token (1: prefill)"), AxisScale::Linear);
     setAxis(Qt::Vertical, tr("step time (ms, log scale)"), AxisScale::Log);
     addSeries(tr("cached"), SeriesKind::Line);
     addSeries(tr("uncached (recomputes the sequence)"), SeriesKind::Line);
+    setEmptyHint(tr("Press \"Run cached, then uncached\" below: the same prompt runs twice "
+                    "and each step is timed here."));
     auto* row = new QHBoxLayout;
     row->addWidget(new QLabel(tr("Tokens to generate"), this));
     tokens_ = new QSpinBox(this);

@@ -5,6 +5,7 @@
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
+#include <QLabel>
 #include <QLayout>
 #include <QLocale>
 #include <QPainter>
@@ -48,11 +49,45 @@ QString rawCell(const compute::Cell& cell) {
     return {};
 }
 
+// The labels under the chart that belong to the figure, at their laid-out size: the summary
+// when it says something, and the caption. Their width follows the chart's.
+QList<QWidget*> figureParts(ChartPanel& panel) {
+    QList<QWidget*> parts;
+    for (auto* part : {panel.summaryWidget(), panel.captionWidget()}) {
+        auto* label = qobject_cast<QLabel*>(part);
+        if (!label || label->text().isEmpty() || label->isHidden()) continue;
+        const int width = panel.chartWidget()->width();
+        label->resize(width, label->heightForWidth(width));
+        parts << label;
+    }
+    return parts;
+}
+
 QString safeName(const std::string& id) {
     QString name = QString::fromStdString(id);
     for (auto& c : name)
         if (!c.isLetterOrNumber() && c != '-' && c != '_') c = '-';
     return name;
+}
+
+QSize figureSize(ChartPanel& panel) {
+    QSize size = panel.chartWidget()->size();
+    for (auto* part : figureParts(panel)) size.rheight() += part->height();
+    return size;
+}
+
+// The figure: the chart (its title drawn inside), then the summary and the caption at the
+// chart's width; never the panel's buttons, spin boxes or tables.
+void renderFigure(ChartPanel& panel, QPainter& painter) {
+    const QSize size = figureSize(panel);
+    painter.fillRect(QRect(QPoint(0, 0), size), panel.palette().window());
+    auto* chart = panel.chartWidget();
+    chart->render(&painter, QPoint(0, 0), QRegion(), QWidget::DrawChildren);
+    int y = chart->height();
+    for (auto* part : figureParts(panel)) {
+        part->render(&painter, QPoint(0, y), QRegion(), QWidget::DrawChildren);
+        y += part->height();
+    }
 }
 } // namespace
 
@@ -75,24 +110,32 @@ QString toCsv(const compute::Table& table) {
 
 QString writePng(ChartPanel& panel, const QString& path) {
     prepareForDrawing(panel);
-    QPixmap pixmap = panel.grab();
-    if (pixmap.isNull()) return "the panel '" + panel.panelId() + "' drew nothing";
+    const QSize size = figureSize(panel);
+    if (size.isEmpty()) return "the panel '" + panel.panelId() + "' drew nothing";
+    const qreal ratio = panel.devicePixelRatioF();
+    QPixmap pixmap(size * ratio);
+    pixmap.setDevicePixelRatio(ratio);
+    {
+        QPainter painter(&pixmap);
+        renderFigure(panel, painter);
+    }
     if (!pixmap.save(path, "PNG")) return "cannot write " + path;
     return {};
 }
 
 QString writeSvg(ChartPanel& panel, const QString& path) {
     prepareForDrawing(panel);
+    const QSize size = figureSize(panel);
     QSvgGenerator generator;
     generator.setFileName(path);
-    generator.setSize(panel.size());
-    generator.setViewBox(QRect(QPoint(0, 0), panel.size()));
+    generator.setSize(size);
+    generator.setViewBox(QRect(QPoint(0, 0), size));
     generator.setTitle(panel.title());
     generator.setDescription(panel.explanation());
     {
         QPainter painter;
         if (!painter.begin(&generator)) return "cannot write " + path;
-        panel.render(&painter);
+        renderFigure(panel, painter);
     } // the painter's end() finishes the file
     if (QFileInfo(path).size() == 0) return "cannot write " + path;
     return {};

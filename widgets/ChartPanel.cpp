@@ -80,6 +80,14 @@ ChartPanel::ChartPanel(QString id, QString title, QString explanation, QWidget* 
     chart_->chart->setTitle(title_);
     chart_->chart->legend()->setAlignment(Qt::AlignBottom);
     layout->addWidget(chart_->view, 1);
+    hint_ = new QLabel(chart_->view);
+    hint_->setObjectName("emptyHint");
+    hint_->setAlignment(Qt::AlignCenter);
+    hint_->setWordWrap(true);
+    hint_->setAutoFillBackground(true);
+    hint_->setMargin(24);
+    hint_->hide();
+    chart_->view->installEventFilter(this);
 
     summary_ = new QLabel(this);
     summary_->setObjectName("summary");
@@ -180,7 +188,10 @@ void ChartPanel::setAxis(Qt::Orientation orientation, const QString& title, Axis
     applyTheme();
     applyFonts();
     updateAxisRanges();
-    for (std::size_t i = 0; i < chart_->series.size(); ++i) drawSeries(i);
+    for (std::size_t i = 0; i < chart_->series.size(); ++i) {
+        drawSeries(i);
+        drawBars(i);
+    }
 }
 
 void ChartPanel::setSeriesPoints(int series, const QList<QPointF>& points) {
@@ -195,6 +206,7 @@ void ChartPanel::setSeriesPoints(const std::vector<std::pair<int, QList<QPointF>
     } else {
         for (const auto& update : updates) drawSeries(static_cast<std::size_t>(update.first));
     }
+    updateHint();
 }
 
 void ChartPanel::drawSeries(std::size_t index) {
@@ -216,8 +228,6 @@ void ChartPanel::setBarValues(int series, const QStringList& categories,
                               const QList<qreal>& values) {
     auto& entry = chart_->series.at(static_cast<std::size_t>(series));
     if (!entry.bars) return;
-    entry.bars->remove(0, entry.bars->count());
-    entry.bars->append(values);
     entry.points.clear();
     for (qsizetype i = 0; i < values.size(); ++i)
         entry.points.append(QPointF(double(i), values[i]));
@@ -227,6 +237,49 @@ void ChartPanel::setBarValues(int series, const QStringList& categories,
         axis->append(categories);
     }
     updateAxisRanges();
+    for (std::size_t i = 0; i < chart_->series.size(); ++i) drawBars(i);
+    updateHint();
+}
+
+void ChartPanel::drawBars(std::size_t index) {
+    auto& entry = chart_->series[index];
+    if (!entry.bars) return;
+    // On a log axis a bar <= 0 would make Qt Charts drop the series: it sits on the lower end.
+    const bool log = chart_->y.scale == AxisScale::Log;
+    QList<qreal> drawn;
+    for (const auto& p : entry.points) drawn.append(log && !(p.y() > 0) ? chart_->y.min : p.y());
+    entry.bars->remove(0, entry.bars->count());
+    entry.bars->append(drawn);
+}
+
+void ChartPanel::setMarkerSize(int series, double size) {
+    if (auto* scatter =
+            qobject_cast<QScatterSeries*>(chart_->series.at(std::size_t(series)).series))
+        scatter->setMarkerSize(size);
+}
+
+void ChartPanel::setEmptyHint(const QString& text) {
+    emptyHint_ = text;
+    hint_->setText(text);
+    updateHint();
+}
+
+bool ChartPanel::hasData() const {
+    return std::any_of(chart_->series.begin(), chart_->series.end(),
+                       [](const Chart::Series& s) { return !s.points.isEmpty(); });
+}
+
+void ChartPanel::updateHint() {
+    const bool show = !emptyHint_.isEmpty() && !hasData();
+    if (show) hint_->setGeometry(chart_->view->rect());
+    hint_->setVisible(show);
+    if (show) hint_->raise();
+}
+
+bool ChartPanel::eventFilter(QObject* watched, QEvent* event) {
+    if (watched == chart_->view && event->type() == QEvent::Resize)
+        hint_->setGeometry(chart_->view->rect());
+    return QWidget::eventFilter(watched, event);
 }
 
 bool ChartPanel::updateAxisRanges() {
@@ -244,6 +297,11 @@ bool ChartPanel::updateAxisRanges() {
             }
         if (log) {
             if (!std::isfinite(lo)) lo = 1, hi = 10;
+            // Bars grow from the lower end: a decade of room keeps the smallest one visible.
+            const bool bars =
+                !horizontal && std::any_of(chart_->series.begin(), chart_->series.end(),
+                                           [](const auto& s) { return s.bars; });
+            if (bars) lo /= 10;
             lo = std::pow(10.0, std::floor(std::log10(std::max(lo, kLogFloor))));
             hi = std::pow(10.0, std::ceil(std::log10(std::max(hi, kLogFloor))));
             if (hi <= lo) hi = lo * 10;
@@ -262,8 +320,24 @@ bool ChartPanel::updateAxisRanges() {
                 }
             lo = std::floor(lo / step) * step;
             hi = std::ceil(hi / step) * step;
-            static_cast<QValueAxis*>(axis.axis)->setTickCount(int(std::lround((hi - lo) / step)) +
-                                                              1);
+            auto* value = static_cast<QValueAxis*>(axis.axis);
+            // A marker on the first or last tick would sit half under the axis: with markers
+            // on the chart, the x range gets half a step of room at both ends, ticks stay put.
+            const bool markers =
+                horizontal &&
+                std::any_of(chart_->series.begin(), chart_->series.end(), [](const auto& s) {
+                    return s.kind == SeriesKind::Scatter && !s.points.isEmpty();
+                });
+            if (markers) {
+                value->setTickType(QValueAxis::TicksDynamic);
+                value->setTickAnchor(lo);
+                value->setTickInterval(step);
+                lo -= step / 2;
+                hi += step / 2;
+            } else {
+                value->setTickType(QValueAxis::TicksFixed);
+                value->setTickCount(int(std::lround((hi - lo) / step)) + 1);
+            }
         }
         if (lo == axis.min && hi == axis.max) return false; // no relayout for an unchanged range
         axis.axis->setRange(lo, hi);
@@ -311,6 +385,12 @@ QString ChartPanel::summaryText() const {
 QWidget* ChartPanel::chartWidget() const {
     return chart_->view;
 }
+QWidget* ChartPanel::summaryWidget() const {
+    return summary_;
+}
+QWidget* ChartPanel::captionWidget() const {
+    return caption_;
+}
 
 void ChartPanel::setPresentationScale(double scale) {
     scale_ = std::clamp(scale, 0.5, 4.0);
@@ -337,7 +417,11 @@ void ChartPanel::applyTheme() {
                                                            : 1.5);
             if (s.kind == SeriesKind::DashedLine) pen.setStyle(Qt::DashLine);
             s.xy->setPen(pen);
-            if (s.kind == SeriesKind::Scatter) s.xy->setBrush(colour);
+            if (s.kind == SeriesKind::Scatter) {
+                s.xy->setBrush(colour);
+                // An outline in the text colour keeps a marker visible on a line of its colour.
+                s.xy->setPen(QPen(dark_ ? QColor(Qt::white) : QColor(Qt::black), 1.5));
+            }
         } else if (auto* area = qobject_cast<QAreaSeries*>(s.series)) {
             QColor fill = colour;
             fill.setAlpha(150);
@@ -363,6 +447,7 @@ void ChartPanel::applyFonts() {
     }
     summary_->setFont(scaledFont(base, scale_, true));
     caption_->setFont(scaledFont(base, scale_ * 0.9));
+    hint_->setFont(scaledFont(base, scale_ * 1.2));
 }
 
 void ChartPanel::changeEvent(QEvent* event) {

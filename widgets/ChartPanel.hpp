@@ -47,6 +47,13 @@ public:
     QPair<double, double> axisRange(Qt::Orientation orientation) const; // (min, max)
     QString summaryText() const;
     QWidget* chartWidget() const;
+    // What an export holds besides the chart (title inside it): the summary line (hidden when
+    // empty) and the caption. Controls and tables below them are left out of PNG/SVG.
+    QWidget* summaryWidget() const;
+    QWidget* captionWidget() const;
+    // Whether any series holds a point: before that the chart shows its hint instead of axes.
+    bool hasData() const;
+    QString emptyHint() const { return emptyHint_; }
 
     // Fonts of chart and captions multiplied by scale (1 = the application font).
     void setPresentationScale(double scale);
@@ -66,6 +73,10 @@ protected:
     void setBarValues(int series, const QStringList& categories, const QList<qreal>& values);
     // A line of measured figures under the chart (time to first token, tokens/s, ...).
     void setSummary(const QString& text);
+    // A Scatter series' marker diameter in pixels (10 unless set).
+    void setMarkerSize(int series, double size);
+    // What to press to fill the chart; shown over it while no series holds a point.
+    void setEmptyHint(const QString& text);
     // Extra controls or views below the chart (a slider, a table).
     QVBoxLayout* extrasLayout() const { return extras_; }
 
@@ -77,9 +88,14 @@ private:
     void applyFonts();
     bool updateAxisRanges(); // true when a range changed
     void drawSeries(std::size_t index);
+    void drawBars(std::size_t index);
+    void updateHint();
+    bool eventFilter(QObject* watched, QEvent* event) override;
 
     QString id_, title_, explanation_;
     std::unique_ptr<Chart> chart_;
+    QString emptyHint_;
+    QLabel* hint_ = nullptr; // over the chart while it has no data
     QLabel* caption_ = nullptr;
     QLabel* summary_ = nullptr;
     QVBoxLayout* extras_ = nullptr;

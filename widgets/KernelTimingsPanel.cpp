@@ -1,5 +1,6 @@
 #include "widgets/KernelTimingsPanel.hpp"
 
+#include "compute/experiments/RunEvidence.hpp"
 #include "widgets/TableModel.hpp"
 
 #include <QHeaderView>
@@ -45,14 +46,17 @@ compute::Table kernelTimingsTable(const RunRecord& run) {
 
 KernelTimingsPanel::KernelTimingsPanel(QWidget* parent)
     : ChartPanel("kernel-timings", tr("Kernels"),
-                 tr("GPU time of each kernel in the last decode step (timestamps, profiling on): "
-                    "the matrix kernels that read the weights take most of it, which is why "
-                    "decode is bound by memory bandwidth."),
+                 tr("GPU time of each kernel in the last decode step (timestamps, profiling on). "
+                    "The line under the chart gives the matrix kernels' share and, where the "
+                    "run measured it, the bytes/s they reach against the device's read "
+                    "bandwidth."),
                  parent),
       model_(new TableModel(this)) {
     setAxis(Qt::Horizontal, tr("kernel"), AxisScale::Category);
     setAxis(Qt::Vertical, tr("GPU time in the last decode step (µs)"), AxisScale::Linear);
     addSeries(tr("last decode step"), SeriesKind::Bars);
+    setEmptyHint(tr("Tick \"Profile kernels\" (Vulkan backend), then press Generate: each "
+                    "kernel's GPU time lands here."));
     auto* view = new QTableView(this);
     view->setObjectName("kernelTable");
     view->setModel(model_);
@@ -65,6 +69,17 @@ KernelTimingsPanel::KernelTimingsPanel(QWidget* parent)
 }
 
 void KernelTimingsPanel::setRun(RunRecordPtr run) {
+    auto profiled = [](const RunRecordPtr& r) {
+        return r && (!r->decodeKernels.empty() || !r->prefillKernels.empty());
+    };
+    if (run && !profiled(run) && profiled(run_) && run_->backend == run->backend) {
+        if (!fromEarlierRun_) {
+            fromEarlierRun_ = true;
+            rebuild(); // the summary now says which run the bars are from
+        }
+        return;
+    }
+    fromEarlierRun_ = false;
     run_ = std::move(run);
     model_->setTable(run_ ? kernelTimingsTable(*run_) : compute::Table{});
 }
@@ -88,12 +103,40 @@ void KernelTimingsPanel::rebuild() {
         setSummary(tr("Turn on kernel profiling (Vulkan backend) and generate to see the "
                       "breakdown; timestamps serialize the work, so it is a mode."));
     } else {
-        double total = 0;
-        for (const auto& k : run_->decodeKernels) total += k.microseconds;
+        double total = 0, matrices = 0;
+        std::vector<std::pair<std::string, double>> kernels;
+        for (const auto& k : run_->decodeKernels) {
+            total += k.microseconds;
+            if (compute::experiments::isMatrixKernel(k.kernel)) matrices += k.microseconds;
+            kernels.emplace_back(k.kernel, k.microseconds);
+        }
         QLocale locale;
-        setSummary(tr("Last decode step: %1 µs of GPU time in %2 kernels")
-                       .arg(locale.toString(total, 'f', 0))
-                       .arg(run_->decodeKernels.size()));
+        QString text = tr("Last decode step: %1 µs of GPU time in %2 kernels; the matrix "
+                          "kernels %3%")
+                           .arg(locale.toString(total, 'f', 0))
+                           .arg(run_->decodeKernels.size())
+                           .arg(locale.toString(total > 0 ? 100 * matrices / total : 0.0, 'f', 0));
+        // The bandwidth claim needs both figures from this run; without them it is left out.
+        const auto use = compute::experiments::matrixBandwidthUse(kernels, run_->decodeWeightBytes,
+                                                                  run_->readBytesPerSecond);
+        if (use) {
+            text += tr(" · they read %1 MB of weights at %2 GB/s, %3% of the %4 GB/s measured "
+                       "read bandwidth: %5")
+                        .arg(locale.toString(double(use->weightBytes) / 1e6, 'f', 1),
+                             locale.toString(use->achieved / 1e9, 'f', 1),
+                             locale.toString(use->fraction() * 100, 'f', 0),
+                             locale.toString(use->measured / 1e9, 'f', 1),
+                             use->bandwidthBound() ? tr("bound by memory bandwidth")
+                                                   : tr("not bound by memory bandwidth"));
+        } else {
+            text += tr(" · no bandwidth measurement in this run, so no claim about what bounds "
+                       "it");
+        }
+        if (fromEarlierRun_)
+            text = tr("From the last profiled run (%1 tokens; later runs had profiling off): ")
+                       .arg(run_->generatedTokens) +
+                   text;
+        setSummary(text);
     }
 }
 

@@ -18,6 +18,8 @@ public:
     enum Series { DecodeStep };
 
     explicit KernelTimingsPanel(QWidget* parent = nullptr);
+    // A run without kernel timings (profiling off) keeps the last profiled run's breakdown on
+    // show, marked as such; null clears the panel (a new model).
     void setRun(RunRecordPtr run);
     TableModel* model() const { return model_; }
     std::vector<compute::Table> dataTables() const override;
@@ -26,6 +28,7 @@ private:
     void rebuild();
 
     RunRecordPtr run_;
+    bool fromEarlierRun_ = false; // run_ is an earlier, profiled run than the latest
     TableModel* model_;
 };
 

@@ -52,16 +52,21 @@ compute::Table kvCachePerLayerTable(const RunRecord& run) {
 KvCachePanel::KvCachePanel(QWidget* parent)
     : ChartPanel("kv-cache", tr("KV cache"),
                  tr("Every token kept in context stores one key and one value vector per layer "
-                    "and KV head, so the cache grows by a fixed number of bytes per token: the "
-                    "measured line should lie on the formula for the backend's element size."),
+                    "and KV head. The dots are the bytes the backend reports in use; the dashed "
+                    "lines the formula 2 × layers × KV heads × head dim × bytes per element."),
                  parent),
       model_(new TableModel(this)), perLayer_(new TableModel(this)) {
     setAxis(Qt::Horizontal, tr("tokens in the cache"), AxisScale::Linear);
     setAxis(Qt::Vertical, tr("KV cache (KiB)"), AxisScale::Linear);
-    addSeries(tr("measured (backend)"), SeriesKind::Line);
-    addSeries(tr("formula, fp32 elements"), SeriesKind::DashedLine);
-    addSeries(tr("formula, fp16 elements"), SeriesKind::DashedLine);
-    addSeries(tr("allocated (whole blocks)"), SeriesKind::Line);
+    // The measured series as dots: on the formula's line it must stay visible, not hide
+    // under it.
+    addSeries(tr("measured"), SeriesKind::Scatter);
+    addSeries(tr("formula, fp32"), SeriesKind::DashedLine);
+    addSeries(tr("formula, fp16"), SeriesKind::DashedLine);
+    addSeries(tr("allocated blocks"), SeriesKind::Line);
+    setMarkerSize(Measured, 7);
+    setEmptyHint(tr("Press Generate: the cache's bytes are read after every step and drawn "
+                    "against the formula."));
     auto* view = new QTableView(this);
     view->setObjectName("kvPerLayer");
     view->setModel(perLayer_);
@@ -107,23 +112,34 @@ void KvCachePanel::rebuild() {
     QLocale locale;
     const auto& last = run_->kvSamples.back();
     const auto& c = run_->config;
-    QString formula =
-        tr("2 × %1 layers × %2 KV heads × %3").arg(c.layers).arg(c.kvHeads).arg(c.headDim);
+    // One expression per element size: 2 × layers × KV heads × head dim × bytes = B/token.
+    auto formula = [&](int bytes, const QString& element) {
+        return tr("2 × %1 layers × %2 KV heads × %3 dims × %4 B (%5) = %6 B/token")
+            .arg(c.layers)
+            .arg(c.kvHeads)
+            .arg(c.headDim)
+            .arg(bytes)
+            .arg(element, locale.toString(qulonglong(c.kvBytesPerToken(bytes))));
+    };
     QString text;
     if (last.bytes == 0) {
-        text =
-            tr("The %1 backend does not report its cache; formula: %2 × bytes = %3 B/token at fp16")
-                .arg(QString::fromStdString(run_->backend), formula,
-                     locale.toString(qulonglong(c.kvBytesPerToken(2))));
+        text = tr("The %1 backend does not report its cache · formula: %2")
+                   .arg(QString::fromStdString(run_->backend), formula(2, "fp16"));
     } else {
         double perToken = static_cast<double>(last.bytes) /
                           static_cast<double>(std::max<std::int64_t>(1, last.tokens));
-        text = tr("Measured %1 B/token at %2 tokens (%3); formula %4 × 4 B = %5, × 2 B (fp16) = %6")
+        // The formula line for the element size the measurement matches (else both).
+        const bool fp32 = std::llround(perToken) == std::llround(double(c.kvBytesPerToken(4)));
+        text = tr("Measured %1 B/token at %2 tokens (%3 KiB) · formula: %4")
                    .arg(locale.toString(perToken, 'f', 0))
                    .arg(last.tokens)
-                   .arg(locale.toString(static_cast<double>(last.bytes) / kKiB, 'f', 1) + " KiB",
-                        formula, locale.toString(qulonglong(c.kvBytesPerToken(4))),
-                        locale.toString(qulonglong(c.kvBytesPerToken(2))));
+                   .arg(locale.toString(static_cast<double>(last.bytes) / kKiB, 'f', 1),
+                        fp32 ? formula(4, "fp32") +
+                                   tr("; at fp16 %1")
+                                       .arg(locale.toString(qulonglong(c.kvBytesPerToken(2))))
+                             : formula(2, "fp16") +
+                                   tr("; at fp32 %1")
+                                       .arg(locale.toString(qulonglong(c.kvBytesPerToken(4)))));
     }
     if (run_->kvBlockSize > 0 && last.usedBlocks > 0)
         text += tr(" · %1 blocks of %2 positions in use (of %3), %4 KiB allocated")

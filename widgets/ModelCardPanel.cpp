@@ -34,6 +34,8 @@ ModelCardPanel::ModelCardPanel(QWidget* parent)
     setAxis(Qt::Horizontal, tr("tensor type"), AxisScale::Category);
     setAxis(Qt::Vertical, tr("stored weights (MiB)"), AxisScale::Linear);
     addSeries(tr("bytes by tensor type"), SeriesKind::Bars);
+    setEmptyHint(tr("Open a model (Ctrl+O, or drop a GGUF file on the window): its shape and "
+                    "weights show here."));
     infoView_ = makeView(info_, this);
     kvView_ = makeView(kv_, this);
     auto* tables = new QHBoxLayout;

@@ -16,68 +16,12 @@ namespace inferscope::widgets {
 
 namespace experiments = compute::experiments;
 
-compute::Table quantLevelsTable(const experiments::ResidualRecording& recording,
-                                std::uint32_t layer, std::uint32_t topK) {
-    if (layer >= recording.layers)
-        throw std::invalid_argument("layer " + std::to_string(layer) + " is out of range");
-    const std::uint32_t hidden = recording.hidden, positions = recording.positions;
-    // Each dimension's values over the prompt, and its max |h|.
-    std::vector<std::vector<float>> columns(hidden, std::vector<float>(positions));
-    std::vector<float> maxAbs(hidden, 0.0f);
-    for (std::uint32_t p = 0; p < positions; ++p) {
-        auto row = recording.at(layer, p);
-        for (std::uint32_t d = 0; d < hidden; ++d) {
-            columns[d][p] = row[d];
-            maxAbs[d] = std::max(maxAbs[d], std::fabs(row[d]));
-        }
-    }
-    std::vector<std::uint32_t> order(hidden);
-    std::iota(order.begin(), order.end(), 0u);
-    std::stable_sort(order.begin(), order.end(),
-                     [&](std::uint32_t a, std::uint32_t b) { return maxAbs[a] > maxAbs[b]; });
-    const std::uint32_t k = std::min(topK, hidden);
-    float all = 0, rest = 0;
-    for (std::uint32_t rank = 0; rank < hidden; ++rank) {
-        all = std::max(all, maxAbs[order[rank]]);
-        if (rank >= k) rest = std::max(rest, maxAbs[order[rank]]);
-    }
-
-    compute::Table t;
-    t.id = "activation-levels-by-dimension";
-    t.title = "Quantization levels used per dimension, layer " + std::to_string(layer) + " (top " +
-              std::to_string(k) + " excluded vs one scale)";
-    t.addColumn("rank")
-        .addColumn("dimension")
-        .addColumn("max |h|", "", 4)
-        .addColumn("int8 one scale")
-        .addColumn("int8 top-k excluded")
-        .addColumn("int4 one scale")
-        .addColumn("int4 top-k excluded");
-    for (std::uint32_t rank = 0; rank < hidden; ++rank) {
-        const auto d = order[rank];
-        const auto& values = columns[d];
-        compute::Cell int8Excluded, int4Excluded;
-        if (rank >= k) {
-            int8Excluded = std::int64_t{experiments::distinctLevels(values, rest / 127.0f, 127)};
-            int4Excluded = std::int64_t{experiments::distinctLevels(values, rest / 7.0f, 7)};
-        }
-        t.addRow({std::int64_t{rank}, std::int64_t{d}, double(maxAbs[d]),
-                  std::int64_t{experiments::distinctLevels(values, all / 127.0f, 127)},
-                  int8Excluded, std::int64_t{experiments::distinctLevels(values, all / 7.0f, 7)},
-                  int4Excluded});
-    }
-    t.notes.push_back("one scale: absmax " + std::to_string(all) +
-                      " over every dimension; top-k "
-                      "excluded: absmax " +
-                      std::to_string(rest) + " over the rest");
-    return t;
-}
-
 QuantLevelsPanel::QuantLevelsPanel(QWidget* parent)
     : ChartPanel("quant-levels", tr("Quantization levels"),
                  tr("Distinct INT8 (of 256) and INT4 (of 16) levels each dimension uses when one "
-                    "scale covers the whole layer: the outliers stretch the scale so the other "
-                    "dimensions fall on a few levels, until the top K are kept aside."),
+                    "absmax scale covers the whole layer, and when the top K dimensions are kept "
+                    "aside so the scale follows the rest. A dimension cannot use more levels "
+                    "than the prompt has positions."),
                  parent),
       model_(new TableModel(this)) {
     setAxis(Qt::Horizontal, tr("dimension, by max |h| (0: largest)"), AxisScale::Linear);
@@ -86,12 +30,16 @@ QuantLevelsPanel::QuantLevelsPanel(QWidget* parent)
     addSeries(tr("INT8, top K excluded"), SeriesKind::Line);
     addSeries(tr("INT4, one scale"), SeriesKind::DashedLine);
     addSeries(tr("INT4, top K excluded"), SeriesKind::DashedLine);
+    setEmptyHint(tr("Press Generate: the prompt's residual stream is recorded, then each "
+                    "dimension's INT8 and INT4 levels are counted here."));
 
     auto* row = new QHBoxLayout;
     row->addWidget(new QLabel(tr("Layer"), this));
+    // "layer 20 (of 0-29)": the box says which end is which.
     layerBox_ = new QSpinBox(this);
     layerBox_->setObjectName("levelsLayer");
     layerBox_->setRange(0, 0);
+    layerBox_->setSuffix(tr(" (of 0-0)"));
     layerBox_->setToolTip(tr("The layer whose residual stream is quantized (shared with the "
                              "outlier panel)"));
     row->addWidget(layerBox_);
@@ -123,6 +71,7 @@ void QuantLevelsPanel::setActivations(ActivationRecordPtr record) {
     {
         QSignalBlocker block(layerBox_);
         layerBox_->setRange(0, std::max(0, layers - 1));
+        layerBox_->setSuffix(tr(" (of 0-%1)").arg(std::max(0, layers - 1)));
         layer_ = std::clamp(layer_, 0, std::max(0, layers - 1));
         layerBox_->setValue(layer_);
     }
@@ -147,7 +96,7 @@ void QuantLevelsPanel::recompute() {
     const auto& recording = *record_->recording;
     const auto layer = static_cast<std::uint32_t>(layer_);
     const auto topK = static_cast<std::uint32_t>(topK_->value());
-    model_->setTable(quantLevelsTable(recording, layer, topK));
+    model_->setTable(levelsByDimension(recording, layer, topK));
     experiments::ActivationReportOptions options;
     options.layer = layer;
     options.topK = topK;
@@ -191,14 +140,26 @@ void QuantLevelsPanel::rebuild() {
                          values.end());
         return values[values.size() / 2];
     };
-    setSummary(tr("Layer %1, median dimension: INT8 %2 of 256 levels with one scale, %3 with the "
-                  "top %4 excluded; INT4 %5 of 16, %6")
+    // The counts can never exceed the positions recorded: say when that, not the format,
+    // is the limit.
+    const auto positions = record_->recording->positions;
+    const int layers = int(record_->recording->layers);
+    QString ceiling =
+        positions < 256
+            ? tr(" · ceiling: %1 prompt positions, so at most %1 levels per dimension (INT8 "
+                 "counts are capped by the prompt, not by the 256 levels)")
+                  .arg(positions)
+            : tr(" · over %1 prompt positions").arg(positions);
+    setSummary(tr("Layer %1 (of 0-%2), median dimension: INT8 %3 of 256 levels with one scale, "
+                  "%4 with the top %5 excluded; INT4 %6 of 16, %7%8")
                    .arg(layer_)
+                   .arg(layers - 1)
                    .arg(median(3))
                    .arg(median(4))
                    .arg(topK_->value())
                    .arg(median(5))
-                   .arg(median(6)));
+                   .arg(median(6))
+                   .arg(ceiling));
 }
 
 } // namespace inferscope::widgets

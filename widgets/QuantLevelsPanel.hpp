@@ -12,11 +12,9 @@ namespace inferscope::widgets {
 
 class TableModel;
 
-// One row per dimension of `layer`, largest max |h| first: rank, dimension, max |h|, levels
-// used under INT8 and INT4 with the tensor-wide scale and with the top K excluded (empty for
-// the excluded dimensions themselves). Throws std::invalid_argument for a layer out of range.
-compute::Table quantLevelsTable(const compute::experiments::ResidualRecording& recording,
-                                std::uint32_t layer, std::uint32_t topK);
+// The panel draws experiments::levelsByDimension and shows experiments::activationReport's
+// level tables; it computes none of its own.
+using compute::experiments::levelsByDimension;
 
 class QuantLevelsPanel : public ChartPanel {
     Q_OBJECT

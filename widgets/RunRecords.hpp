@@ -51,6 +51,10 @@ struct RunRecord {
     std::vector<std::uint64_t> kvUsedPerLayer, kvAllocatedPerLayer;
     // Per-kernel GPU time of the prefill and of the last decode step (profiling on only).
     std::vector<KernelSample> prefillKernels, decodeKernels;
+    // For the kernel panel's bandwidth figure (0: not known for this run): the weight bytes
+    // the matrix kernels read in one decode step, and the device's measured read bandwidth.
+    std::uint64_t decodeWeightBytes = 0;
+    double readBytesPerSecond = 0;
     bool finished = false;
     bool cancelled = false;
 

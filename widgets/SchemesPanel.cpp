@@ -20,71 +20,6 @@
 
 namespace inferscope::widgets {
 
-namespace {
-const compute::Table* findTable(const std::vector<compute::Table>& tables, const std::string& id) {
-    for (const auto& t : tables)
-        if (t.id == id) return &t;
-    return nullptr;
-}
-constexpr std::size_t kNoRow = std::numeric_limits<std::size_t>::max();
-// The row of `scheme` in a table whose first column names schemes, or kNoRow.
-std::size_t rowOf(const compute::Table* t, const std::string& scheme) {
-    if (!t) return kNoRow;
-    for (std::size_t r = 0; r < t->rows.size(); ++r)
-        if (auto* s = std::get_if<std::string>(&t->rows[r][0]); s && *s == scheme) return r;
-    return kNoRow;
-}
-} // namespace
-
-compute::Table schemeComparisonTable(const std::vector<compute::Table>& weightTables,
-                                     const std::vector<compute::Table>& qualityTables) {
-    compute::Table t;
-    t.id = "scheme-comparison";
-    t.title = "Quantization schemes side by side";
-    const auto* errors = findTable(weightTables, "weight-error");
-    const auto* quality = findTable(qualityTables, "quality");
-    t.addColumn("scheme").addColumn("bits/weight", "", 3);
-    if (errors) t.addColumn("mean error", "%", 3).addColumn("worst error", "%", 3);
-    std::vector<std::size_t> qualityColumns; // quality's columns after scheme and bits/weight
-    if (quality)
-        for (std::size_t c = 2; c < quality->columns.size(); ++c) {
-            const auto& column = quality->columns[c];
-            if (column.name == "agreeing" || column.name == "of") continue;
-            t.addColumn(column.name, column.unit, column.precision);
-            qualityColumns.push_back(c);
-        }
-    std::vector<std::string> schemes;
-    for (const auto* source : {errors, quality})
-        if (source)
-            for (const auto& row : source->rows)
-                if (auto* s = std::get_if<std::string>(&row[0]);
-                    s && std::find(schemes.begin(), schemes.end(), *s) == schemes.end())
-                    schemes.push_back(*s);
-    for (const auto& scheme : schemes) {
-        std::vector<compute::Cell> row(2);
-        row[0] = scheme;
-        const std::size_t errorRow = rowOf(errors, scheme), qualityRow = rowOf(quality, scheme);
-        if (errorRow != kNoRow)
-            row[1] = errors->rows[errorRow][1];
-        else if (qualityRow != kNoRow)
-            row[1] = quality->rows[qualityRow][1];
-        if (errors) {
-            row.emplace_back();
-            row.emplace_back();
-            if (errorRow != kNoRow) { // as percentages
-                row[row.size() - 2] = errors->number(errorRow, "mean error") * 100;
-                row[row.size() - 1] = errors->number(errorRow, "worst error") * 100;
-            }
-        }
-        for (auto c : qualityColumns) {
-            row.emplace_back();
-            if (qualityRow != kNoRow) row.back() = quality->rows[qualityRow][c];
-        }
-        t.addRow(std::move(row));
-    }
-    return t;
-}
-
 QStringList SchemesPanel::allSchemes() {
     QStringList names;
     for (const auto& spec : models::standardQuantSchemes())
@@ -94,14 +29,16 @@ QStringList SchemesPanel::allSchemes() {
 
 SchemesPanel::SchemesPanel(QWidget* parent)
     : ChartPanel("schemes", tr("Schemes"),
-                 tr("Each weight quantization scheme's relative error over every projection "
-                    "matrix and, when measured, its perplexity: fewer bits cost accuracy unevenly, "
-                    "and per-group scales buy most of it back for a quarter of a bit."),
+                 tr("Each weight quantization scheme's relative error ||W - W^|| / ||W|| over "
+                    "every projection matrix and, once measured, its perplexity (log scale: "
+                    "lower is better), next to its bits per weight."),
                  parent),
       model_(new TableModel(this)) {
     setAxis(Qt::Horizontal, tr("scheme"), AxisScale::Category);
     setAxis(Qt::Vertical, tr("mean relative weight error (%)"), AxisScale::Linear);
     addSeries(tr("per scheme"), SeriesKind::Bars);
+    setEmptyHint(tr("Press \"Measure weight errors\" or \"Measure quality\" below: each "
+                    "ticked scheme gets a bar."));
 
     auto* grid = new QGridLayout;
     list_ = new QListWidget(this);
@@ -295,9 +232,12 @@ void SchemesPanel::rebuild() {
             names << QString::fromStdString(std::get<std::string>(table.rows[row][0]));
             values << value;
         }
-    const QString axis =
-        perplexity ? tr("perplexity (lower is better)") : tr("mean relative weight error (%)");
-    if (axisTitle(Qt::Vertical) != axis) setAxis(Qt::Vertical, axis, AxisScale::Linear);
+    // Perplexity spans orders of magnitude (one scheme at ~100,000 would flatten the rest):
+    // a log axis, whose zero or negative bars ChartPanel clamps to the lower end.
+    const QString axis = perplexity ? tr("perplexity (log scale, lower is better)")
+                                    : tr("mean relative weight error (%)");
+    if (axisTitle(Qt::Vertical) != axis)
+        setAxis(Qt::Vertical, axis, perplexity ? AxisScale::Log : AxisScale::Linear);
     setBarValues(Values, names, values);
     if (names.isEmpty()) {
         setSummary(tr("Tick schemes, then measure their weight errors or their quality."));

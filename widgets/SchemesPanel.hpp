@@ -3,6 +3,7 @@
 // to the weights (relative error per scheme) and what it costs in quality (perplexity,
 // factual battery, agreement with full precision). The reports run on the worker thread;
 // the panel asks for them (signals) and shows them when they arrive.
+#include "compute/experiments/SchemeComparison.hpp"
 #include "widgets/ChartPanel.hpp"
 
 class QComboBox;
@@ -16,10 +17,8 @@ namespace inferscope::widgets {
 
 class TableModel;
 
-// The two reports joined by scheme: bits/weight, mean and worst relative weight error, then
-// the quality columns (perplexity, battery, agreement) where measured.
-compute::Table schemeComparisonTable(const std::vector<compute::Table>& weightTables,
-                                     const std::vector<compute::Table>& qualityTables);
+// The panel draws experiments::schemeComparisonTable.
+using compute::experiments::schemeComparisonTable;
 
 class SchemesPanel : public ChartPanel {
     Q_OBJECT

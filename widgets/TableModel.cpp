@@ -13,6 +13,19 @@ bool sameColumns(const compute::Table& a, const compute::Table& b) {
             return false;
     return true;
 }
+// One number format in every table of the window: thousands grouped in decimals as in whole
+// numbers (compute::formatCell groups integers only), so 96,686.00 sits beside 23,040.
+std::string groupedNumber(const compute::Cell& cell, const compute::Column& column) {
+    std::string text = compute::formatCell(cell, column);
+    if (!std::holds_alternative<double>(cell)) return text;
+    const std::size_t start = text.find_first_of("0123456789");
+    if (start == std::string::npos) return text; // nan, inf
+    std::size_t end = text.find('.', start);
+    if (end == std::string::npos) end = text.find_first_not_of("0123456789", start);
+    if (end == std::string::npos) end = text.size();
+    for (std::size_t at = end; at > start + 3; at -= 3) text.insert(at - 3, 1, ',');
+    return text;
+}
 } // namespace
 
 TableModel::TableModel(QObject* parent) : QAbstractTableModel(parent) {}
@@ -58,7 +71,7 @@ QVariant TableModel::data(const QModelIndex& index, int role) const {
     const auto& column = table_.columns[static_cast<std::size_t>(index.column())];
     switch (role) {
     case Qt::DisplayRole:
-        return QString::fromStdString(compute::formatCell(cell, column));
+        return QString::fromStdString(groupedNumber(cell, column));
     case Qt::TextAlignmentRole:
         return std::holds_alternative<std::string>(cell)
                    ? QVariant(int(Qt::AlignLeft | Qt::AlignVCenter))

@@ -1,5 +1,6 @@
 #include "widgets/TimingsPanel.hpp"
 
+#include "compute/experiments/RunEvidence.hpp"
 #include "widgets/TableModel.hpp"
 
 #include <QLocale>
@@ -29,8 +30,8 @@ compute::Table timingsTable(const RunRecord& run) {
 TimingsPanel::TimingsPanel(QWidget* parent)
     : ChartPanel("timings", tr("Prefill vs decode"),
                  tr("The prompt is processed in one pass that ends in the first token (time to "
-                    "first token); every further token needs its own pass, whose time stays "
-                    "flat because reading the weights dominates it."),
+                    "first token); every further token needs a pass of its own. The line under "
+                    "the chart says how far the decode steps of this run spread."),
                  parent),
       model_(new TableModel(this)) {
     setAxis(Qt::Horizontal, tr("generated token"), AxisScale::Linear);
@@ -38,6 +39,9 @@ TimingsPanel::TimingsPanel(QWidget* parent)
     addSeries(tr("decode step (1 token)"), SeriesKind::Line);
     addSeries(tr("prefill = time to first token"), SeriesKind::Scatter);
     addSeries(tr("prefill per prompt token"), SeriesKind::DashedLine);
+    setMarkerSize(FirstToken, 16); // one point that carries the headline figure
+    setEmptyHint(tr("Press Generate (Ctrl+Return): the prefill and every decode step are timed "
+                    "here."));
     connect(model_, &QAbstractItemModel::modelReset, this, &TimingsPanel::rebuild);
     connect(model_, &QAbstractItemModel::rowsInserted, this, &TimingsPanel::rebuild);
     rebuild();
@@ -87,11 +91,27 @@ void TimingsPanel::rebuild() {
                        .arg(locale.toString(run_->prefillSeconds * 1e3, 'f', 1))
                        .arg(run_->promptTokens)
                        .arg(locale.toString(run_->prefillTokensPerSecond(), 'f', 1));
-    if (!run_->stepSeconds.empty())
+    if (!run_->stepSeconds.empty()) {
         text += tr(" · decode %1 tokens/s over %2 steps (%3 ms per step)")
                     .arg(locale.toString(run_->decodeTokensPerSecond(), 'f', 1))
                     .arg(run_->stepSeconds.size())
                     .arg(locale.toString(1e3 / run_->decodeTokensPerSecond(), 'f', 2));
+        // "Flat" only when this run's steps say so; the spread is stated either way.
+        const auto spread = compute::experiments::stepSpread(run_->stepSeconds);
+        const QString range = tr("steps %1-%2 ms, median %3 ms, spread %4% of the median")
+                                  .arg(locale.toString(spread.fastest * 1e3, 'f', 1),
+                                       locale.toString(spread.slowest * 1e3, 'f', 1),
+                                       locale.toString(spread.median * 1e3, 'f', 1),
+                                       locale.toString(spread.relative() * 100, 'f', 0));
+        if (spread.steps < 3)
+            text += tr(" · %1: too few steps to call the decode flat or not").arg(range);
+        else if (spread.flat())
+            text += tr(" · %1: flat (within %2%)")
+                        .arg(range)
+                        .arg(qRound(compute::experiments::StepSpread::kFlatSpread * 100));
+        else
+            text += tr(" · %1: not flat in this run").arg(range);
+    }
     if (run_->cancelled) text += tr(" · stopped");
     setSummary(text);
 }

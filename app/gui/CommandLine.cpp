@@ -2,11 +2,15 @@
 
 #include "app/gui/MainWindow.hpp"
 #include "models/LoadedModel.hpp"
+#include "widgets/ChartExport.hpp"
+#include "widgets/ChartPanel.hpp"
 #include "widgets/LabSelection.hpp"
+#include "widgets/SchemesPanel.hpp"
 
 #include <QCheckBox>
 #include <QCommandLineParser>
 #include <QCoreApplication>
+#include <QDir>
 #include <QPixmap>
 #include <QPlainTextEdit>
 #include <QRegularExpression>
@@ -15,6 +19,23 @@
 #include <cstdio>
 
 namespace inferscope::gui {
+
+QStringList panelIds() {
+    // The window's tabs, in order (a test checks this list against MainWindow::panels()).
+    return {"timings",  "kernel-timings",      "cached-vs-uncached",
+            "kv-cache", "activation-outliers", "quant-levels",
+            "schemes",  "model-card"};
+}
+
+bool asksForHelpOrVersion(int argc, char** argv) {
+    for (int i = 1; i < argc; ++i) {
+        const QByteArray arg(argv[i]);
+        if (arg == "--help" || arg == "-h" || arg == "-?" || arg == "--help-all" ||
+            arg == "--version" || arg == "-v")
+            return true;
+    }
+    return false;
+}
 
 CommandLineOptions parseCommandLine(const QStringList& arguments, QString* error) {
     QCommandLineParser parser;
@@ -34,7 +55,7 @@ CommandLineOptions parseCommandLine(const QStringList& arguments, QString* error
                              "factor");
     QCommandLineOption backend(
         "backend", "Backend: 'vulkan' (the first device), 'vulkan:N' or 'cpu'.", "name");
-    QCommandLineOption tab("tab", "Panel to show, by id (timings, kv-cache, schemes, ...).", "id");
+    QCommandLineOption tab("tab", "Panel to show, by id: " + panelIds().join(", ") + ".", "id");
     QCommandLineOption layer("layer", "Layer the activation panels show (after the run).", "n");
     QCommandLineOption run("run", "Generate once the model is loaded.");
     QCommandLineOption exportTo("export",
@@ -46,9 +67,24 @@ CommandLineOptions parseCommandLine(const QStringList& arguments, QString* error
     QCommandLineOption quit("quit", "Quit when the steps above are done (status 1 if one failed).");
     parser.addOptions({model, prompt, maxTokens, noChat, chat, scale, backend, tab, layer, run,
                        exportTo, screenshot, quit});
-    parser.process(arguments); // --help / --version / unknown options exit here
-
     CommandLineOptions options;
+    // parse(), not process(): process() exits the program, and prints nothing useful before
+    // a display exists; the caller prints and exits instead.
+    if (!parser.parse(arguments)) {
+        *error = parser.errorText() + " (see --help)";
+        return options;
+    }
+    if (parser.isSet("help") || parser.isSet("help-all")) {
+        options.help = true;
+        options.text = parser.helpText();
+        return options;
+    }
+    if (parser.isSet("version")) {
+        options.version = true;
+        options.text = QCoreApplication::applicationName() + " " +
+                       QCoreApplication::applicationVersion() + "\n";
+        return options;
+    }
     if (!parser.positionalArguments().isEmpty()) {
         *error = "unexpected argument '" + parser.positionalArguments().front() + "' (see --help)";
         return options;
@@ -87,6 +123,10 @@ CommandLineOptions parseCommandLine(const QStringList& arguments, QString* error
         return options;
     }
     options.tab = parser.value(tab);
+    if (parser.isSet(tab) && !panelIds().contains(options.tab)) {
+        *error = "--tab: no panel '" + options.tab + "'; the panels are " + panelIds().join(", ");
+        return options;
+    }
     if (parser.isSet(layer)) {
         bool ok = false;
         int n = parser.value(layer).toInt(&ok);
@@ -118,7 +158,12 @@ void ScriptRunner::start() {
             [this](const QString& error) { finish(1, "could not load the model: " + error); });
     connect(&window_, &MainWindow::modelLoadCancelled, this,
             [this] { finish(1, "loading was cancelled"); });
-    connect(&window_, &MainWindow::generationFinished, this, &ScriptRunner::afterRun);
+    connect(&window_, &MainWindow::generationFinished, this,
+            [this](bool ok) { stepFinished(ok, "generation failed"); });
+    connect(&window_, &MainWindow::comparisonFinished, this,
+            [this](bool ok) { stepFinished(ok, "cached vs uncached failed"); });
+    connect(&window_, &MainWindow::schemeReportFinished, this,
+            [this](bool ok) { stepFinished(ok, "the weight-error report failed"); });
 
     if (!options_.model.isEmpty()) {
         QString path = options_.model;
@@ -142,29 +187,76 @@ void ScriptRunner::start() {
 }
 
 void ScriptRunner::afterModel() {
-    if (done_) return;
+    if (done_ || current_ || !steps_.isEmpty()) return;
     if (options_.chat) window_.chatToggle()->setChecked(*options_.chat); // the model may reset it
     if (options_.run) {
-        if (!window_.generate()) finish(1, "cannot generate: no model is loaded");
-        return;
+        const bool exporting = !options_.exportFolder.isEmpty();
+        if (exporting) steps_ << Step::ProfiledRun;
+        steps_ << Step::Run;
+        if (exporting) steps_ << Step::Comparison << Step::WeightReport;
     }
-    afterRun(true);
+    runNextStep();
 }
 
-void ScriptRunner::afterRun(bool ok) {
+void ScriptRunner::runNextStep() {
     if (done_) return;
-    if (!ok) return finish(1, "generation failed");
+    if (steps_.isEmpty()) {
+        current_.reset();
+        return afterSteps();
+    }
+    current_ = steps_.takeFirst();
+    bool started = false;
+    switch (*current_) {
+    case Step::ProfiledRun:
+        savedProfile_ = window_.profileToggle()->isChecked();
+        savedMaxTokens_ = window_.maxTokensBox()->value();
+        window_.profileToggle()->setChecked(true);
+        window_.maxTokensBox()->setValue(kProfiledTokens);
+        std::fprintf(stderr, "inferscope: a profiled %d-token run for the kernel timings\n",
+                     kProfiledTokens);
+        started = window_.generate();
+        if (!started) {
+            window_.profileToggle()->setChecked(savedProfile_);
+            window_.maxTokensBox()->setValue(savedMaxTokens_);
+        }
+        break;
+    case Step::Run:
+        started = window_.generate();
+        break;
+    case Step::Comparison:
+        std::fprintf(stderr, "inferscope: cached vs uncached, %d tokens each\n", kComparisonTokens);
+        started = window_.compareCaching(kComparisonTokens);
+        break;
+    case Step::WeightReport: {
+        SchemeReportRequest request;
+        request.schemes = window_.schemesPanel()->checkedSchemes();
+        std::fprintf(stderr, "inferscope: weight errors of %lld schemes\n",
+                     static_cast<long long>(request.schemes.size()));
+        started = window_.runSchemeReport(request);
+        break;
+    }
+    }
+    if (!started) finish(1, "cannot run the script's next step: no model is loaded");
+}
+
+void ScriptRunner::stepFinished(bool ok, const QString& failure) {
+    if (done_ || !current_) return;
+    if (*current_ == Step::ProfiledRun) {
+        window_.profileToggle()->setChecked(savedProfile_);
+        window_.maxTokensBox()->setValue(savedMaxTokens_);
+    }
+    if (*current_ == Step::Run) ran_ = true;
+    if (!ok) return finish(1, failure);
+    runNextStep();
+}
+
+void ScriptRunner::afterSteps() {
+    if (done_) return;
     if (options_.layer) {
         window_.selection()->setLayer(*options_.layer);
         QCoreApplication::processEvents(); // relayout before the screenshot grabs the window
     }
-    if (!options_.exportFolder.isEmpty()) {
-        QString error;
-        exported_ = window_.exportAll(options_.exportFolder, &error);
-        if (exported_.isEmpty()) return finish(1, "export failed: " + error);
-        std::fprintf(stderr, "inferscope: wrote %lld files into %s\n",
-                     static_cast<long long>(exported_.size()), qPrintable(options_.exportFolder));
-    }
+    if (!options_.exportFolder.isEmpty() && !exportPanels()) return;
     if (!options_.screenshot.isEmpty()) {
         if (!window_.grab().save(options_.screenshot, "PNG"))
             return finish(1, "cannot write the screenshot " + options_.screenshot);
@@ -172,6 +264,47 @@ void ScriptRunner::afterRun(bool ok) {
                      qPrintable(options_.screenshot));
     }
     finish(0);
+}
+
+bool ScriptRunner::exportPanels() {
+    QDir folder(options_.exportFolder);
+    if (!folder.mkpath(".")) {
+        finish(1, "cannot create the export folder " + folder.absolutePath());
+        return false;
+    }
+    for (auto* panel : window_.panels()) {
+        // An empty chart is no figure: leave it out and say what would have filled it.
+        if (!panel->hasData() || panel->dataTables().empty()) {
+            QString why;
+            if (!ran_ && panel->panelId() != "model-card")
+                why = "no run in this script (add --run)";
+            else if (panel->panelId() == "kernel-timings")
+                why = "the backend (" + window_.backendName() +
+                      ") has no GPU timestamps; kernel timings need a Vulkan device";
+            else if (panel->panelId() == "quant-levels")
+                why = "this run did not record the residual stream";
+            else
+                why = "nothing measured: " + panel->emptyHint();
+            leftOut_.insert(panel->panelId(), why);
+            std::fprintf(stderr, "inferscope: left out %s: %s\n", qPrintable(panel->panelId()),
+                         qPrintable(why));
+            continue;
+        }
+        QString error;
+        auto written = widgets::ChartExport::exportAll(*panel, folder, &error);
+        if (!error.isEmpty()) {
+            finish(1, "export failed: " + error);
+            return false;
+        }
+        exported_ << written;
+    }
+    if (exported_.isEmpty()) {
+        finish(1, "export: no panel has data to export");
+        return false;
+    }
+    std::fprintf(stderr, "inferscope: wrote %lld files into %s\n",
+                 static_cast<long long>(exported_.size()), qPrintable(folder.absolutePath()));
+    return true;
 }
 
 void ScriptRunner::finish(int status, const QString& message) {

@@ -3,6 +3,8 @@
 //   inferscope --model M --prompt P --run --export DIR --quit
 // loads M, sets the prompt, generates, writes every panel's PNG/SVG/CSV/JSON into DIR and
 // quits with status 0 (1 if any step failed), so it runs unattended (offscreen too).
+#include <QList>
+#include <QMap>
 #include <QObject>
 #include <QString>
 #include <QStringList>
@@ -25,6 +27,9 @@ struct CommandLineOptions {
     QString exportFolder;
     QString screenshot; // the whole window as PNG, when the steps above are done
     bool quit = false;
+    // --help / --version: print text and exit 0, before any window exists.
+    bool help = false, version = false;
+    QString text; // the help or version text to print
 
     bool scripted() const {
         return run || !exportFolder.isEmpty() || !screenshot.isEmpty() || quit;
@@ -32,29 +37,54 @@ struct CommandLineOptions {
 };
 
 // Parses arguments (argv including the program name). On a usage error, error is set and
-// nothing else is meaningful; --help and --version are answered by Qt and exit.
+// nothing else is meaningful. --help and --version set help / version and text (the caller
+// prints it and exits 0). Needs a QCoreApplication (for the help text's program name), not
+// a QApplication, so it answers without a display.
 CommandLineOptions parseCommandLine(const QStringList& arguments, QString* error);
 
+// The panel ids --tab accepts, in the window's tab order.
+QStringList panelIds();
+// Whether argv asks only for --help/--version (answered before a display is needed).
+bool asksForHelpOrVersion(int argc, char** argv);
+
 // Drives the window through the script; emits finished(exit status) once, and quits the
-// application with it when options.quit.
+// application with it when options.quit. With --run and --export it fills every panel it
+// can before exporting: a profiled two-token run (kernel timings; it also warms the
+// pipelines), the run itself, a short cached-vs-uncached comparison and the weight-error
+// report. A panel still empty then is left out of the export, with the reason on stderr.
 class ScriptRunner : public QObject {
     Q_OBJECT
 public:
+    static constexpr int kProfiledTokens = 2;
+    static constexpr int kComparisonTokens = 6;
+
     ScriptRunner(MainWindow& window, CommandLineOptions options, QObject* parent = nullptr);
     void start();
     QStringList exportedFiles() const { return exported_; }
+    // Panel id -> why it was left out of the export.
+    QMap<QString, QString> leftOut() const { return leftOut_; }
 
 signals:
     void finished(int status);
 
 private:
+    enum class Step { ProfiledRun, Run, Comparison, WeightReport };
     void afterModel();
-    void afterRun(bool ok);
+    void runNextStep();
+    void stepFinished(bool ok, const QString& failure);
+    void afterSteps();
+    bool exportPanels();
     void finish(int status, const QString& message = {});
 
     MainWindow& window_;
     CommandLineOptions options_;
+    QList<Step> steps_;
+    std::optional<Step> current_;
+    bool savedProfile_ = false;
+    int savedMaxTokens_ = 0;
+    bool ran_ = false;
     QStringList exported_;
+    QMap<QString, QString> leftOut_;
     bool done_ = false;
 };
 

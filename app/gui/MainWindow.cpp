@@ -30,6 +30,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QLocale>
+#include <QMap>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
@@ -240,9 +241,22 @@ void MainWindow::buildUi() {
     caching_ = new widgets::CachingPanel(tabs_);
     levels_ = new widgets::QuantLevelsPanel(tabs_);
     schemes_ = new widgets::SchemesPanel(tabs_);
+    // Short tab names, all in sight at any presentation scale: no scroll arrows, no eliding
+    // (the panel's full title is on the chart and in the tab's tooltip).
+    tabs_->setUsesScrollButtons(false);
+    tabs_->setElideMode(Qt::ElideNone);
+    tabs_->setObjectName("panelTabs");
+    const QMap<QString, QString> tabNames = {{"timings", tr("Prefill/decode")},
+                                             {"kernel-timings", tr("Kernels")},
+                                             {"cached-vs-uncached", tr("Caching")},
+                                             {"kv-cache", tr("KV cache")},
+                                             {"activation-outliers", tr("Outliers")},
+                                             {"quant-levels", tr("Levels")},
+                                             {"schemes", tr("Schemes")},
+                                             {"model-card", tr("Model")}};
     for (auto* panel : panels()) {
-        tabs_->addTab(panel, panel->title());
-        tabs_->setTabToolTip(tabs_->count() - 1, panel->explanation());
+        tabs_->addTab(panel, tabNames.value(panel->panelId(), panel->title()));
+        tabs_->setTabToolTip(tabs_->count() - 1, panel->title() + ": " + panel->explanation());
     }
 
     // The shared selection: the layer and the scheme the lab panels look at.
@@ -427,9 +441,18 @@ void MainWindow::setPresentationScale(double scale) {
     QFont font = baseFont_;
     font.setPointSizeF(baseFont_.pointSizeF() * settings_.presentationScale);
     centralWidget()->setFont(font);
+    // The menu bar, its menus (top-level popups: they inherit nothing) and the status bar
+    // scale with the rest.
+    menuBar()->setFont(font);
+    for (auto* menu : menuBar()->findChildren<QMenu*>()) menu->setFont(font);
+    statusBar()->setFont(font);
     for (auto* panel : panels()) panel->setPresentationScale(settings_.presentationScale);
-    // Give the controls the width their larger text needs; the panels keep the rest.
+    // Give the controls the width their larger text needs; the panels keep the rest. The
+    // column's minimum follows the scale too, so Ctrl+0 gives back its normal width.
     const int controlsWidth = qRound(340 * settings_.presentationScale);
+    if (auto* scroll = qobject_cast<QScrollArea*>(splitter_->widget(0)))
+        if (scroll->widget())
+            scroll->widget()->setMinimumWidth(qRound(300 * settings_.presentationScale));
     const int total = std::max(splitter_->width(), width());
     splitter_->setSizes({controlsWidth, std::max(400, total - controlsWidth)});
 }

@@ -5,8 +5,29 @@
 #include <QApplication>
 #include <cstdio>
 
+namespace {
+void nameApplication() {
+    QCoreApplication::setOrganizationName("InferScope");
+    QCoreApplication::setApplicationName("inferscope");
+    QCoreApplication::setApplicationVersion("0.1.0");
+}
+} // namespace
+
 int main(int argc, char** argv) {
     using namespace inferscope::gui;
+    // --help and --version need no display: answer them before QApplication looks for one.
+    if (asksForHelpOrVersion(argc, argv)) {
+        QCoreApplication core(argc, argv);
+        nameApplication();
+        QString error;
+        CommandLineOptions options = parseCommandLine(QCoreApplication::arguments(), &error);
+        if (!error.isEmpty()) {
+            std::fprintf(stderr, "inferscope: %s\n", qPrintable(error));
+            return 2;
+        }
+        std::fputs(qPrintable(options.text), stdout);
+        return 0;
+    }
     // A scripted run on a machine without a display draws offscreen instead of failing.
     bool quitting = false;
     for (int i = 1; i < argc; ++i) quitting = quitting || QByteArray(argv[i]) == "--quit";
@@ -15,15 +36,17 @@ int main(int argc, char** argv) {
         qputenv("QT_QPA_PLATFORM", "offscreen");
 
     QApplication app(argc, argv);
-    QApplication::setOrganizationName("InferScope");
-    QApplication::setApplicationName("inferscope");
-    QApplication::setApplicationVersion("0.1.0");
+    nameApplication();
 
     QString error;
     CommandLineOptions options = parseCommandLine(QApplication::arguments(), &error);
     if (!error.isEmpty()) {
         std::fprintf(stderr, "inferscope: %s\n", qPrintable(error));
         return 2;
+    }
+    if (options.help || options.version) { // e.g. "-platform offscreen --help"
+        std::fputs(qPrintable(options.text), stdout);
+        return 0;
     }
     MainWindow window;
     if (options.quit) window.setProperty("headless", true);

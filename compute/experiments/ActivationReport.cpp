@@ -103,6 +103,165 @@ std::uint32_t distinctLevels(std::span<const float> values, float scale, int qma
     return std::uint32_t(std::count(used.begin(), used.end(), true));
 }
 
+Table activationLayers(const std::vector<std::vector<float>>& maxima, std::uint32_t topK,
+                       std::uint32_t positions) {
+    Table layers;
+    layers.id = "activation-layers";
+    layers.title = "Residual stream: per-dimension max |h| over " + std::to_string(positions) +
+                   " positions, per layer";
+    layers.addColumn("layer", "", 0)
+        .addColumn("top dimension", "", 0)
+        .addColumn("max |h|", "", 2)
+        .addColumn("median dim max |h|", "", 3)
+        .addColumn("max/median", "", 1)
+        .addColumn("top " + std::to_string(topK) + " dimensions");
+    for (std::uint32_t l = 0; l < maxima.size(); ++l) {
+        if (maxima[l].empty()) continue;
+        auto order = dimensionsByValue(maxima[l]);
+        order.resize(std::min<std::size_t>(topK, order.size()));
+        const float top = maxima[l][order[0]];
+        const float med = medianOf(maxima[l]);
+        layers.addRow({std::int64_t(l), std::int64_t(order[0]), double(top), double(med),
+                       med > 0 ? Cell(double(top / med)) : Cell(), joinDims(order)});
+    }
+    layers.notes.push_back("layer L: the residual stream after block L (0-based)");
+    return layers;
+}
+
+// One binning rule for chapter item 9, used by the window and the CLI alike: octaves,
+// [0, 1), [1, 2), [2, 4), ... up to the bin that holds the largest value. Why octaves: the
+// maxima span three to four decades (typical dimensions below 8, one near 1,580 in the
+// chapter's model), so equal-width bins would put every typical dimension into the first
+// bin; doubling bins are log-scaled, read as plain numbers, and match the chapter's printed
+// histogram bin for bin ("nothing in three octaves"). Everything below 1 shares the first
+// bin, zeros included, because below 1 no dimension is an outlier.
+Table activationHistogram(const std::vector<std::vector<float>>& maxima, std::uint32_t layer) {
+    if (layer >= maxima.size() || maxima[layer].empty())
+        throw std::invalid_argument("activation histogram: layer " + std::to_string(layer) +
+                                    " out of range");
+    const std::vector<float>& at = maxima[layer];
+    const float largest = *std::max_element(at.begin(), at.end());
+    std::vector<double> edges = {0.0, 1.0};
+    while (edges.back() <= largest) edges.push_back(edges.back() * 2);
+    std::vector<std::int64_t> counts(edges.size() - 1, 0);
+    for (float v : at) {
+        std::size_t bin = 0;
+        while (bin + 1 < counts.size() && v >= edges[bin + 1]) ++bin;
+        ++counts[bin];
+    }
+    Table histogram;
+    histogram.id = "activation-histogram";
+    histogram.title = "Layer " + std::to_string(layer) + ": the " + std::to_string(at.size()) +
+                      " per-dimension maxima of |h|";
+    histogram.addColumn("from", "", 0)
+        .addColumn("to", "", 0)
+        .addColumn("bar")
+        .addColumn("dimensions", "", 0);
+    for (std::size_t b = 0; b < counts.size(); ++b)
+        histogram.addRow(
+            {std::int64_t(edges[b]), std::int64_t(edges[b + 1]),
+             std::string(std::min<std::size_t>(std::size_t(counts[b]), kBarWidth), '#'),
+             counts[b]});
+    histogram.notes.push_back("octave bins: [0, 1), [1, 2), [2, 4), ...; one # per dimension, "
+                              "at most " +
+                              std::to_string(kBarWidth));
+    return histogram;
+}
+
+Table outlierPersistence(const std::vector<std::vector<float>>& layers, int dimensions) {
+    Table t;
+    t.id = "outlier-persistence";
+    t.title = "Top dimensions across layers (max |h| / layer median)";
+    t.addColumn("layer", "", 0);
+    if (layers.empty() || layers.front().empty() || dimensions <= 0) return t;
+    const std::size_t hidden = layers.front().size();
+    const std::size_t k = std::min<std::size_t>(std::size_t(dimensions), hidden);
+    std::vector<int> timesInTop(hidden, 0);
+    std::vector<float> peak(hidden, 0.0f);
+    std::vector<double> medians;
+    for (const auto& values : layers) {
+        const auto order = dimensionsByValue(values);
+        for (std::size_t i = 0; i < std::min(k, order.size()); ++i)
+            if (order[i] < hidden) ++timesInTop[order[i]];
+        for (std::size_t d = 0; d < std::min(hidden, values.size()); ++d)
+            peak[d] = std::max(peak[d], values[d]);
+        medians.push_back(double(medianOf(values)));
+    }
+    std::vector<std::size_t> chosen(hidden);
+    std::iota(chosen.begin(), chosen.end(), 0);
+    std::stable_sort(chosen.begin(), chosen.end(), [&](std::size_t a, std::size_t b) {
+        if (timesInTop[a] != timesInTop[b]) return timesInTop[a] > timesInTop[b];
+        return peak[a] > peak[b];
+    });
+    chosen.resize(k);
+    for (std::size_t d : chosen) t.addColumn("dim " + std::to_string(d), "x", 1);
+    for (std::size_t layer = 0; layer < layers.size(); ++layer) {
+        std::vector<Cell> row;
+        row.reserve(chosen.size() + 1);
+        row.emplace_back(static_cast<std::int64_t>(layer));
+        for (std::size_t d : chosen) {
+            const double value = d < layers[layer].size() ? layers[layer][d] : 0.0;
+            row.emplace_back(medians[layer] > 0 ? value / medians[layer] : 0.0);
+        }
+        t.addRow(std::move(row));
+    }
+    return t;
+}
+
+Table levelsByDimension(const ResidualRecording& recording, std::uint32_t layer,
+                        std::uint32_t topK) {
+    if (layer >= recording.layers)
+        throw std::invalid_argument("layer " + std::to_string(layer) + " is out of range");
+    const std::uint32_t hidden = recording.hidden, positions = recording.positions;
+    // Each dimension's values over the prompt, and its max |h|.
+    std::vector<std::vector<float>> columns(hidden, std::vector<float>(positions));
+    std::vector<float> maxAbs(hidden, 0.0f);
+    for (std::uint32_t p = 0; p < positions; ++p) {
+        auto row = recording.at(layer, p);
+        for (std::uint32_t d = 0; d < hidden; ++d) {
+            columns[d][p] = row[d];
+            maxAbs[d] = std::max(maxAbs[d], std::fabs(row[d]));
+        }
+    }
+    const auto order = dimensionsByValue(maxAbs);
+    const std::uint32_t k = std::min(topK, hidden);
+    float all = 0, rest = 0;
+    for (std::uint32_t rank = 0; rank < hidden; ++rank) {
+        all = std::max(all, maxAbs[order[rank]]);
+        if (rank >= k) rest = std::max(rest, maxAbs[order[rank]]);
+    }
+
+    Table t;
+    t.id = "activation-levels-by-dimension";
+    t.title = "Quantization levels used per dimension, layer " + std::to_string(layer) + " (top " +
+              std::to_string(k) + " excluded vs one scale)";
+    t.addColumn("rank", "", 0)
+        .addColumn("dimension", "", 0)
+        .addColumn("max |h|", "", 4)
+        .addColumn("int8 one scale", "", 0)
+        .addColumn("int8 top-k excluded", "", 0)
+        .addColumn("int4 one scale", "", 0)
+        .addColumn("int4 top-k excluded", "", 0);
+    for (std::uint32_t rank = 0; rank < hidden; ++rank) {
+        const auto d = order[rank];
+        const auto& values = columns[d];
+        Cell int8Excluded, int4Excluded;
+        if (rank >= k) {
+            int8Excluded = std::int64_t{distinctLevels(values, rest / float(kInt8Max), kInt8Max)};
+            int4Excluded = std::int64_t{distinctLevels(values, rest / float(kInt4Max), kInt4Max)};
+        }
+        t.addRow(
+            {std::int64_t{rank}, std::int64_t{d}, double(maxAbs[d]),
+             std::int64_t{distinctLevels(values, all / float(kInt8Max), kInt8Max)}, int8Excluded,
+             std::int64_t{distinctLevels(values, all / float(kInt4Max), kInt4Max)}, int4Excluded});
+    }
+    t.notes.push_back("one scale: absmax " + fixed(all, 4) + " over every dimension; top-k " +
+                      "excluded: absmax " + fixed(rest, 4) + " over the rest");
+    t.notes.push_back("a dimension can use at most " + std::to_string(positions) +
+                      " levels: one per recorded position");
+    return t;
+}
+
 std::vector<Table> activationReport(const ResidualRecording& recording,
                                     const ActivationReportOptions& options) {
     if (recording.layers == 0 || recording.positions == 0 || recording.hidden == 0 ||
@@ -120,59 +279,18 @@ std::vector<Table> activationReport(const ResidualRecording& recording,
                                     std::to_string(recording.hidden - 1));
 
     const auto maxima = residualMaxPerDimension(recording);
-    std::vector<std::vector<std::uint32_t>> topPerLayer(recording.layers);
     std::vector<std::uint32_t> layersInTop(recording.hidden, 0);
     for (std::uint32_t l = 0; l < recording.layers; ++l) {
         auto order = dimensionsByValue(maxima[l]);
         order.resize(topK);
-        topPerLayer[l] = order;
         for (std::uint32_t d : order) ++layersInTop[d];
     }
 
-    // Per layer.
-    Table layers;
-    layers.id = "activation-layers";
-    layers.title = "Residual stream: per-dimension max |h| over " +
-                   std::to_string(recording.positions) + " positions, per layer";
-    layers.addColumn("layer", "", 0)
-        .addColumn("top dimension", "", 0)
-        .addColumn("max |h|", "", 2)
-        .addColumn("median dim max |h|", "", 3)
-        .addColumn("max/median", "", 1)
-        .addColumn("top " + std::to_string(topK) + " dimensions");
-    for (std::uint32_t l = 0; l < recording.layers; ++l) {
-        const float top = maxima[l][topPerLayer[l][0]];
-        const float med = medianOf(maxima[l]);
-        layers.addRow({std::int64_t(l), std::int64_t(topPerLayer[l][0]), double(top), double(med),
-                       med > 0 ? Cell(double(top / med)) : Cell(), joinDims(topPerLayer[l])});
-    }
-    layers.notes.push_back("layer L: the residual stream after block L (0-based)");
+    Table layers = activationLayers(maxima, topK, recording.positions);
 
-    // Histogram at the chosen layer: [0, 1), [1, 2), [2, 4), ... up to the bin holding the max.
+    Table histogram = activationHistogram(maxima, layer);
     const std::vector<float>& at = maxima[layer];
     const float largest = *std::max_element(at.begin(), at.end());
-    std::vector<double> edges = {0.0, 1.0};
-    while (edges.back() <= largest) edges.push_back(edges.back() * 2);
-    std::vector<std::int64_t> counts(edges.size() - 1, 0);
-    for (float v : at) {
-        std::size_t bin = 0;
-        while (bin + 1 < counts.size() && v >= edges[bin + 1]) ++bin;
-        ++counts[bin];
-    }
-    Table histogram;
-    histogram.id = "activation-histogram";
-    histogram.title = "Layer " + std::to_string(layer) + ": the " +
-                      std::to_string(recording.hidden) + " per-dimension maxima of |h|";
-    histogram.addColumn("from", "", 0)
-        .addColumn("to", "", 0)
-        .addColumn("bar")
-        .addColumn("dimensions", "", 0);
-    for (std::size_t b = 0; b < counts.size(); ++b)
-        histogram.addRow(
-            {std::int64_t(edges[b]), std::int64_t(edges[b + 1]),
-             std::string(std::min<std::size_t>(std::size_t(counts[b]), kBarWidth), '#'),
-             counts[b]});
-    histogram.notes.push_back("one # per dimension, at most " + std::to_string(kBarWidth));
 
     // Top dimensions and their persistence across layers.
     const auto orderAtLayer = dimensionsByValue(at);
@@ -261,6 +379,12 @@ std::vector<Table> activationReport(const ResidualRecording& recording,
     levels.notes.push_back("typical |h| over the tensor: median " +
                            fixed(percentileOf(magnitudes, 0.5), 3) + ", 99th percentile " +
                            fixed(percentileOf(magnitudes, 0.99), 3));
+    levels.notes.push_back("ceiling: " + std::to_string(recording.positions) +
+                           " positions, so one dimension uses at "
+                           "most " +
+                           std::to_string(recording.positions) + " levels and the tensor at most " +
+                           std::to_string(std::size_t(recording.positions) * recording.hidden) +
+                           " values");
     levels.notes.push_back("excluded: dimensions " +
                            joinDims({orderAtLayer.begin(), orderAtLayer.begin() + topK}) +
                            " (the top " + std::to_string(topK) + " at this layer)");

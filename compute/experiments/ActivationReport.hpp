@@ -36,6 +36,29 @@ std::vector<std::vector<float>> residualMaxPerDimension(const ResidualRecording&
 // (q = round(v / scale) clamped to [-qmax, qmax]); 1 if scale is 0.
 std::uint32_t distinctLevels(std::span<const float> values, float scale, int qmax);
 
+// The tables below are the one source for both the CLI (`report activations`) and the
+// window's activation panels: the panels draw them, they do not compute their own.
+
+// "activation-layers": per layer, the largest dimension, its max |h|, the median over
+// dimensions of max |h|, their ratio and the top K dimensions. maxima: [layer][dimension].
+Table activationLayers(const std::vector<std::vector<float>>& maxima, std::uint32_t topK,
+                       std::uint32_t positions);
+// "activation-histogram": dimensions of `layer` per octave bin of max |h| ([0, 1), [1, 2),
+// [2, 4), ... up to the bin holding the largest), with a text bar. Throws
+// std::invalid_argument for a layer out of range.
+Table activationHistogram(const std::vector<std::vector<float>>& maxima, std::uint32_t layer);
+// "outlier-persistence": layers x the `dimensions` dimensions that most often rank among the
+// top `dimensions` of a layer (ties: the larger peak), as columns "dim <d>"; each cell is that
+// dimension's max |h| over its layer's median. Columns that stay large down the rows are
+// outliers that persist across layers.
+Table outlierPersistence(const std::vector<std::vector<float>>& maxima, int dimensions = 8);
+// "activation-levels-by-dimension": one row per dimension of `layer`, largest max |h| first:
+// rank, dimension, max |h|, levels used under INT8 and INT4 with the tensor-wide scale and
+// with the top K excluded (empty for the excluded dimensions themselves). A dimension can use
+// at most `positions` levels. Throws std::invalid_argument for a layer out of range.
+Table levelsByDimension(const ResidualRecording& recording, std::uint32_t layer,
+                        std::uint32_t topK);
+
 struct ActivationReportOptions {
     std::optional<std::uint32_t> layer; // default: 2/3 of the way up, like the chapter's 16 of 24
     std::uint32_t topK = 4;
@@ -44,8 +67,7 @@ struct ActivationReportOptions {
 // Tables:
 //  "activation-layers":    per layer, the largest dimension, its max |h|, the median over
 //                           dimensions of max |h|, their ratio;
-//  "activation-histogram": at the chosen layer, dimensions per power-of-two bin of max |h|,
-//                           with a text bar (one '#' per dimension, at most 40);
+//  "activation-histogram": activationHistogram at the chosen layer;
 //  "activation-top-dims":  the top-K dimensions (by max |h| at the chosen layer), their values
 //                           there and at their peak, and in how many layers each is in the top K;
 //  "activation-levels":    INT8 (qmax 127) and INT4 (qmax 7) with one tensor-wide absmax scale

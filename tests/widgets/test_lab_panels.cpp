@@ -60,6 +60,35 @@ void LabPanelsTest::kernelTimingsDrawOneBarPerKernel() {
     QCOMPARE(table.number(1, "prefill"), 900.0);
     QCOMPARE(table.number(1, "decode dispatches"), 30.0);
     QVERIFY2(panel.summaryText().contains("500 µs"), qPrintable(panel.summaryText()));
+    // No bandwidth figures in this run: no claim about what bounds the step.
+    QVERIFY(!panel.summaryText().contains("bound by memory bandwidth"));
+    QVERIFY(panel.summaryText().contains("no bandwidth measurement"));
+    // With them, the claim follows the numbers: the matrix kernels (qkv_rope, ffn_down here:
+    // 350 µs) read 3.5 MB, 10 GB/s: against 12.5 GB/s measured that is 80%, bound ...
+    auto measured = std::make_shared<inferscope::widgets::RunRecord>(*recorded::gpuRun());
+    measured->decodeWeightBytes = 3'500'000;
+    measured->readBytesPerSecond = 12.5e9;
+    panel.setRun(measured);
+    QVERIFY2(panel.summaryText().contains("10.0 GB/s, 80% of the 12.5 GB/s") &&
+                 panel.summaryText().contains(": bound by memory bandwidth"),
+             qPrintable(panel.summaryText()));
+    // ... against 50 GB/s it is 20%: not bound.
+    measured = std::make_shared<inferscope::widgets::RunRecord>(*measured);
+    measured->readBytesPerSecond = 50e9;
+    panel.setRun(measured);
+    QVERIFY2(panel.summaryText().contains("not bound by memory bandwidth"),
+             qPrintable(panel.summaryText()));
+    // A later run on the same backend with profiling off keeps the profiled bars, and says
+    // where they are from.
+    auto unprofiled = std::make_shared<inferscope::widgets::RunRecord>(*recorded::gpuRun());
+    unprofiled->prefillKernels.clear();
+    unprofiled->decodeKernels.clear();
+    panel.setRun(unprofiled);
+    QCOMPARE(panel.barCategories().size(), qsizetype(5));
+    QVERIFY2(panel.summaryText().startsWith("From the last profiled run"),
+             qPrintable(panel.summaryText()));
+    panel.setRun(nullptr); // a new model clears it
+    QCOMPARE(panel.model()->rowCount(), 0);
 }
 
 void LabPanelsTest::cachingPanelDrawsBothRunsAndTheRatio() {
@@ -132,7 +161,7 @@ void LabPanelsTest::kvCacheShowsAllocatedBlocksAndLayers() {
 }
 
 void LabPanelsTest::outlierPersistenceShowsTheSameDimensionsInEveryLayer() {
-    auto table = outlierPersistence(*recorded::activations(), 4);
+    auto table = outlierPersistence(recorded::activations()->maxAbsPerLayer, 4);
     QCOMPARE(table.columns.size(), std::size_t(5));         // layer + 4 dimensions
     QCOMPARE(table.columns[1].name, std::string("dim 17")); // in every layer's top, largest peak
     QCOMPARE(table.columns[2].name, std::string("dim 5"));
@@ -156,7 +185,7 @@ void LabPanelsTest::outlierPersistenceShowsTheSameDimensionsInEveryLayer() {
 
 void LabPanelsTest::quantLevelsCountLevelsPerDimension() {
     auto record = recorded::recordedStream();
-    auto table = quantLevelsTable(*record->recording, 0, 1);
+    auto table = levelsByDimension(*record->recording, 0, 1);
     QCOMPARE(table.rows.size(), std::size_t(8));
     // Rank 0 is the outlier dimension 0, then 7, 6, ... 1 by their max |h|.
     QCOMPARE(table.number(0, "dimension"), 0.0);
@@ -172,7 +201,7 @@ void LabPanelsTest::quantLevelsCountLevelsPerDimension() {
     for (std::size_t rank = 1; rank < 8; ++rank)
         QCOMPARE(table.number(rank, "int8 top-k excluded"), 4.0);
     QCOMPARE(table.number(1, "int4 top-k excluded"), 4.0);
-    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, quantLevelsTable(*record->recording, 2, 1));
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, levelsByDimension(*record->recording, 2, 1));
 
     QuantLevelsPanel panel;
     QAbstractItemModelTester tester(panel.model(),
@@ -187,6 +216,9 @@ void LabPanelsTest::quantLevelsCountLevelsPerDimension() {
     QCOMPARE(excluded[0], QPointF(1, 4));
     QCOMPARE(panel.axisScale(Qt::Vertical), AxisScale::Log);
     QVERIFY2(panel.summaryText().contains("with the top 1 excluded"),
+             qPrintable(panel.summaryText()));
+    // 4 positions recorded: the panel states that ceiling on the counts.
+    QVERIFY2(panel.summaryText().contains("ceiling: 4 prompt positions"),
              qPrintable(panel.summaryText()));
     auto tables = panel.dataTables();
     QCOMPARE(tables.front().id, std::string("activation-levels-by-dimension"));
@@ -238,6 +270,12 @@ void LabPanelsTest::schemesJoinBothReportsSideBySide() {
     QCOMPARE(table.rows.size(), std::size_t(3));
     QCOMPARE(table.number(2, "worst error"), 90.0);
     QCOMPARE(table.number(2, "agreement"), 61.1);
+    // Quality columns say what they count: agreement with fp32 over the report's 144 tokens.
+    QCOMPARE(table.columns[table.columnIndex("agreement")].unit,
+             std::string("% of 144 tokens, vs fp32"));
+    QCOMPARE(table.columns[table.columnIndex("battery (penalty 1.1)")].unit,
+             std::string("correct"));
+    QCOMPARE(panel.axisScale(Qt::Vertical), AxisScale::Log); // perplexity spans decades
     QVERIFY(std::holds_alternative<std::monostate>(table.at(1, "perplexity")));
     QCOMPARE(panel.dataTables().size(), std::size_t(3)); // the join, then both reports
     QVERIFY2(panel.summaryText().contains("best fp16"), qPrintable(panel.summaryText()));

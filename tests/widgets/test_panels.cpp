@@ -23,7 +23,7 @@ private slots:
     void timingsStreamingAppendsRows();
     void kvCacheDrawsMeasuredBesideFormula();
     void modelCardDrawsBytesByType();
-    void histogramCountsEveryDimensionOnLogBins();
+    void histogramCountsEveryDimensionOnOctaveBins();
     void outliersFollowTheLayerSlider();
     void outlierTableFindsThePlantedDimensions();
     void themeAndScaleKeepTheData();
@@ -44,6 +44,17 @@ void PanelsTest::tableModelPassesTheTester() {
     QVERIFY(std::isnan(model.number(0, 0))); // text is not a number
     model.setTable({});
     QCOMPARE(model.rowCount(), 0);
+    // One number format: decimals group their thousands as whole numbers do.
+    inferscope::compute::Table numbers;
+    numbers.addColumn("perplexity", "", 2).addColumn("bytes").addColumn("small", "", 3);
+    numbers.addRow({96686.0, std::int64_t{23040}, -1234.5});
+    numbers.addRow({14.66, std::int64_t{7}, 0.25});
+    model.setTable(numbers);
+    QCOMPARE(model.data(model.index(0, 0)).toString(), QString("96,686.00"));
+    QCOMPARE(model.data(model.index(0, 1)).toString(), QString("23,040"));
+    QCOMPARE(model.data(model.index(0, 2)).toString(), QString("-1,234.500"));
+    QCOMPARE(model.data(model.index(1, 0)).toString(), QString("14.66"));
+    QCOMPARE(model.data(model.index(1, 2)).toString(), QString("0.250"));
 }
 
 void PanelsTest::timingsDrawsPrefillAndEachDecodeStep() {
@@ -73,6 +84,18 @@ void PanelsTest::timingsDrawsPrefillAndEachDecodeStep() {
              qPrintable(panel.summaryText()));
     QVERIFY(panel.summaryText().contains("12 prompt tokens"));
     QVERIFY(panel.summaryText().contains("250.0 tokens/s")); // prefill: 12 / 0.048 s
+    // Steps of 0 to 11.2 ms around a 10 ms median: the caption states the spread and does not
+    // call it flat.
+    QVERIFY2(panel.summaryText().contains("steps 0.0-11.2 ms, median 10.0 ms, spread 112%") &&
+                 panel.summaryText().contains("not flat in this run"),
+             qPrintable(panel.summaryText()));
+    auto steady = std::make_shared<inferscope::widgets::RunRecord>(*recorded::run());
+    steady->stepSeconds = {0.0100, 0.0105, 0.0102, 0.0099};
+    panel.setRun(steady);
+    QVERIFY2(panel.summaryText().contains("spread 6%") &&
+                 panel.summaryText().contains(": flat (within 20%)"),
+             qPrintable(panel.summaryText()));
+    panel.setRun(recorded::run());
     auto tables = panel.dataTables();
     QCOMPARE(tables.size(), std::size_t(1));
     QCOMPARE(tables[0].rows.size(), std::size_t(6));
@@ -140,78 +163,79 @@ void PanelsTest::modelCardDrawsBytesByType() {
     QCOMPARE(panel.dataTables().size(), std::size_t(3));
 }
 
-void PanelsTest::histogramCountsEveryDimensionOnLogBins() {
+void PanelsTest::histogramCountsEveryDimensionOnOctaveBins() {
     auto record = recorded::activations();
-    auto table = activationHistogram(record->maxAbsPerLayer[0], 0.1, 1000.0, 32);
-    QCOMPARE(table.rows.size(), std::size_t(32));
+    // Layer 0: dimension 17 at 400, dimension 5 at 100, dimension 9 at 0, the rest 0.5..2.
+    auto table = activationHistogram(record->maxAbsPerLayer, 0);
+    // [0,1) [1,2) [2,4) ... [256,512): ten bins, up to the one holding 400.
+    QCOMPARE(table.rows.size(), std::size_t(10));
     double total = 0;
     for (std::size_t i = 0; i < table.rows.size(); ++i) total += table.number(i, "dimensions");
     QCOMPARE(total, 64.0);
-    QCOMPARE(table.number(0, "bin from"), 0.1);
-    QVERIFY(std::abs(table.number(31, "bin to") - 1000.0) < 1e-9);
-    // Equal width in log10: each bin spans 10^(4/32).
-    QVERIFY(std::abs(table.number(3, "bin to") / table.number(3, "bin from") -
-                     std::pow(10.0, 0.125)) < 1e-12);
-    QCOMPARE(table.number(0, "dimensions"), 1.0); // the zero lands in the first bin
+    QCOMPARE(table.number(0, "from"), 0.0);
+    QCOMPARE(table.number(0, "to"), 1.0);
+    for (std::size_t i = 1; i < table.rows.size(); ++i)
+        QCOMPARE(table.number(i, "to"), 2 * table.number(i, "from")); // doubling bins
+    QCOMPARE(table.number(9, "to"), 512.0);
+    QCOMPARE(table.number(9, "dimensions"), 1.0); // 400
+    QCOMPARE(table.number(7, "from"), 64.0);
+    QCOMPARE(table.number(7, "dimensions"), 1.0); // 100 in [64, 128)
     double far = 0;
     for (std::size_t i = 0; i < table.rows.size(); ++i)
-        if (table.number(i, "bin from") >= 50) far += table.number(i, "dimensions");
-    QCOMPARE(far, 2.0); // the two planted dimensions
-    QCOMPARE(activationHistogram(record->maxAbsPerLayer[0], 1.0, 1.0, 8).rows.size(),
-             std::size_t(0));
+        if (table.number(i, "from") >= 50) far += table.number(i, "dimensions");
+    QCOMPARE(far, 2.0);                            // the two planted dimensions
+    QVERIFY(table.number(0, "dimensions") >= 1.0); // the zero lands in the first bin
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, activationHistogram(record->maxAbsPerLayer, 3));
 }
 
 void PanelsTest::outliersFollowTheLayerSlider() {
     ActivationOutliersPanel panel;
     QAbstractItemModelTester tester(panel.histogramModel(),
                                     QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QVERIFY(!panel.hasData());
+    QVERIFY(!panel.emptyHint().isEmpty()); // what to press, instead of blank axes
     panel.setActivations(recorded::activations());
-    QCOMPARE(panel.axisScale(Qt::Horizontal), AxisScale::Log);
-    QCOMPARE(panel.axisRange(Qt::Horizontal), qMakePair(0.1, 1000.0));
+    QVERIFY(panel.hasData());
+    QCOMPARE(panel.axisScale(Qt::Horizontal), AxisScale::Category);
+    QCOMPARE(panel.axisScale(Qt::Vertical), AxisScale::Log);
     auto* slider = panel.findChild<QSlider*>("layerSlider");
     QVERIFY(slider);
     QCOMPARE(slider->maximum(), 2);
-    // 10^-1 .. 10^3 at 8 bins per decade: 32 bins, a step outline of 2 points per bin + 2 ends.
-    QCOMPARE(panel.histogramModel()->rowCount(), 32);
-    auto steps = panel.seriesPoints(ActivationOutliersPanel::Histogram);
-    QCOMPARE(steps.size(), qsizetype(66));
-    QCOMPARE(steps.front(), QPointF(0.1, 0));
-    QCOMPARE(steps.back().y(), 0.0);
+    QCOMPARE(panel.histogramModel()->rowCount(), 10);
+    auto bars = panel.seriesPoints(ActivationOutliersPanel::Histogram);
+    QCOMPARE(bars.size(), qsizetype(10)); // every layer's largest (400) sits in the same bin
+    QCOMPARE(panel.barCategories().front(), QString("0-1"));
+    QCOMPARE(panel.barCategories().back(), QString("256-512"));
     double total = 0;
-    for (qsizetype i = 1; i + 1 < steps.size(); i += 2) total += steps[i].y();
+    for (const auto& bar : bars) total += bar.y();
     QCOMPARE(total, 64.0);
 
     QSignalSpy changed(&panel, &ActivationOutliersPanel::layerChanged);
-    auto binOf = [&](double value) {
-        for (int row = 0; row < panel.histogramModel()->rowCount(); ++row)
-            if (value >= panel.histogramModel()->number(row, 0) &&
-                value < panel.histogramModel()->number(row, 1))
-                return row;
-        return -1;
-    };
-    int layer0Bin = binOf(100.0 * 1.0001);
+    const int bin100 = 7;                                     // [64, 128)
+    QCOMPARE(panel.histogramModel()->number(bin100, 3), 1.0); // dimension 5 at 100
     slider->setValue(2);
     QCOMPARE(changed.count(), 1);
     QCOMPARE(panel.layer(), 2);
     // Layer 2 has dimension 5 at 300, not 100: the histogram moved with the slider.
-    QCOMPARE(panel.histogramModel()->number(layer0Bin, 2), 0.0);
-    QCOMPARE(panel.histogramModel()->number(binOf(300.0), 2), 1.0);
-    QVERIFY2(panel.summaryText().startsWith("Layer 2: dimension 17 reaches 400"),
+    QCOMPARE(panel.histogramModel()->number(bin100, 3), 0.0);
+    QCOMPARE(panel.histogramModel()->number(9, 3), 2.0); // 300 and 400 in [256, 512)
+    QVERIFY2(panel.summaryText().startsWith("Layer 2 (of 0-2): dimension 17 reaches 400"),
              qPrintable(panel.summaryText()));
     auto tables = panel.dataTables();
     QCOMPARE(tables.size(), std::size_t(3));
-    QVERIFY(tables[0].title.find("layer 2") != std::string::npos);
+    QVERIFY(tables[0].title.find("Layer 2") != std::string::npos);
 }
 
 void PanelsTest::outlierTableFindsThePlantedDimensions() {
-    auto table = outlierDimensions(*recorded::activations());
+    auto record = recorded::activations();
+    auto table = activationLayers(record->maxAbsPerLayer, 3, std::uint32_t(record->positions));
     QCOMPARE(table.rows.size(), std::size_t(3));
     for (std::size_t layer = 0; layer < 3; ++layer) {
-        QCOMPARE(table.number(layer, "largest dimension"), 17.0);
-        QCOMPARE(table.number(layer, "largest max |h|"), 400.0);
+        QCOMPARE(table.number(layer, "top dimension"), 17.0);
+        QCOMPARE(table.number(layer, "max |h|"), 400.0);
         QCOMPARE(std::get<std::string>(table.at(layer, "top 3 dimensions")).substr(0, 6),
                  std::string("17, 5,"));
-        QVERIFY(table.number(layer, "largest / median") > 150); // the median sits near 1.25
+        QVERIFY(table.number(layer, "max/median") > 150); // the median sits near 1.25
     }
 }
 
@@ -256,7 +280,9 @@ void PanelsTest::screenshotsOfEachPanel() {
         QVERIFY2(error.isEmpty(), qPrintable(error));
         QImage image(path);
         QVERIFY(!image.isNull());
-        QVERIFY(image.width() >= 900 && image.height() >= 600);
+        // The figure: the chart at the panel's width, its caption below; no controls.
+        QVERIFY(image.width() >= panel->chartWidget()->width());
+        QVERIFY(image.height() > panel->chartWidget()->height());
         qInfo().noquote() << "panel screenshot:" << path;
     }
 }

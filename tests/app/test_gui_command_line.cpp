@@ -1,0 +1,119 @@
+// inferscope's own command line: --help and --version answer without a display, and an
+// unknown --tab is an error that lists the panels (issue 13 item 7, the window's part).
+#include "app/gui/CommandLine.hpp"
+#include "app/gui/MainWindow.hpp"
+#include "widgets/ChartPanel.hpp"
+
+#include <QProcess>
+#include <QProcessEnvironment>
+#include <QtTest>
+
+using namespace inferscope::gui;
+
+namespace {
+// The window's executable beside this test's build folder: <build>/app/inferscope.
+QString windowExecutable() {
+    QDir dir(QCoreApplication::applicationDirPath());
+    for (int up = 0; up < 3; ++up) {
+        if (QFileInfo(dir.filePath("app/inferscope")).isExecutable())
+            return dir.filePath("app/inferscope");
+        dir.cdUp();
+    }
+    return {};
+}
+
+// No display of any kind: what a terminal over ssh or a CI job has.
+QProcessEnvironment withoutDisplay() {
+    auto env = QProcessEnvironment::systemEnvironment();
+    for (const char* name : {"DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"}) env.remove(name);
+    return env;
+}
+
+struct Finished {
+    int status = -1;
+    QString out, err;
+};
+
+Finished runWindow(const QStringList& arguments, const QProcessEnvironment& env) {
+    QProcess process;
+    process.setProcessEnvironment(env);
+    process.start(windowExecutable(), arguments);
+    Finished result;
+    if (!process.waitForFinished(60000)) {
+        process.kill();
+        process.waitForFinished();
+        return result;
+    }
+    result.status = process.exitStatus() == QProcess::NormalExit ? process.exitCode() : -2;
+    result.out = QString::fromUtf8(process.readAllStandardOutput());
+    result.err = QString::fromUtf8(process.readAllStandardError());
+    return result;
+}
+} // namespace
+
+class TestGuiCommandLine : public QObject {
+    Q_OBJECT
+private slots:
+    void initTestCase() {
+        QCoreApplication::setApplicationName("inferscope");
+        QCoreApplication::setApplicationVersion("0.1.0");
+    }
+
+    void helpAndVersionAreAnsweredNotExited() {
+        QString error;
+        auto help = parseCommandLine({"inferscope", "--help"}, &error);
+        QVERIFY2(error.isEmpty(), qPrintable(error));
+        QVERIFY(help.help);
+        QVERIFY(help.text.contains("--model") && help.text.contains("--export"));
+        QVERIFY(help.text.contains("kv-cache")); // --tab names its ids
+        auto version = parseCommandLine({"inferscope", "--version"}, &error);
+        QVERIFY(version.version);
+        QVERIFY2(version.text.contains("0.1.0"), qPrintable(version.text));
+        auto plain = parseCommandLine({"inferscope", "--run"}, &error);
+        QVERIFY(!plain.help && !plain.version && plain.run);
+    }
+
+    void unknownTabIsAnErrorThatListsThePanels() {
+        QString error;
+        parseCommandLine({"inferscope", "--tab", "batching"}, &error);
+        QVERIFY(error.contains("batching"));
+        for (const auto& id : panelIds()) QVERIFY2(error.contains(id), qPrintable(error));
+        error.clear();
+        auto ok = parseCommandLine({"inferscope", "--tab", "kv-cache"}, &error);
+        QVERIFY2(error.isEmpty(), qPrintable(error));
+        QCOMPARE(ok.tab, QString("kv-cache"));
+        parseCommandLine({"inferscope", "--no-such-option"}, &error);
+        QVERIFY2(error.contains("no-such-option"), qPrintable(error));
+    }
+
+    void tabIdsAreTheWindowsPanels() {
+        MainWindow window(cpuBackendFactory());
+        QStringList ids;
+        for (auto* panel : window.panels()) ids << panel->panelId();
+        QCOMPARE(panelIds(), ids);
+    }
+
+    void executableAnswersHelpWithoutADisplay() {
+        QVERIFY2(!windowExecutable().isEmpty(), "build the inferscope target first");
+        auto help = runWindow({"--help"}, withoutDisplay());
+        QVERIFY2(help.status == 0, qPrintable(help.err));
+        QVERIFY2(help.out.contains("--screenshot") && help.out.contains("Usage"),
+                 qPrintable(help.out));
+        auto version = runWindow({"--version"}, withoutDisplay());
+        QCOMPARE(version.status, 0);
+        QCOMPARE(version.out.trimmed(), QString("inferscope 0.1.0"));
+    }
+
+    void executableRefusesAnUnknownTab() {
+        QVERIFY2(!windowExecutable().isEmpty(), "build the inferscope target first");
+        auto env = withoutDisplay();
+        env.insert("QT_QPA_PLATFORM", "offscreen");
+        auto refused = runWindow({"--tab", "batching", "--quit"}, env);
+        QCOMPARE(refused.status, 2);
+        QVERIFY2(refused.err.contains("no panel 'batching'") && refused.err.contains("schemes"),
+                 qPrintable(refused.err));
+    }
+};
+
+QTEST_MAIN(TestGuiCommandLine)
+#include "test_gui_command_line.moc"

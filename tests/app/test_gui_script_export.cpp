@@ -1,0 +1,142 @@
+// The scripted `inferscope --model M --run --export DIR` (ScriptRunner) on a small synthetic
+// model: every panel it exports is a real chart (its series hold points, the image is not
+// uniform), the figures hold no controls, the folder is created, and a panel it cannot fill
+// is left out with a reason (issue 13 item 5).
+#include "app/gui/CommandLine.hpp"
+#include "app/gui/MainWindow.hpp"
+#include "models/SyntheticModel.hpp"
+#include "widgets/CachingPanel.hpp"
+#include "widgets/ChartPanel.hpp"
+#include "widgets/KernelTimingsPanel.hpp"
+#include "widgets/SchemesPanel.hpp"
+
+#include <QComboBox>
+#include <QImage>
+#include <QSet>
+#include <QSignalSpy>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QtTest>
+
+using namespace inferscope;
+using namespace inferscope::gui;
+
+namespace {
+// Distinct colours on a grid over the image: a blank or one-colour image has one or two.
+int coloursIn(const QImage& image) {
+    QSet<QRgb> colours;
+    for (int y = 0; y < image.height(); y += 5)
+        for (int x = 0; x < image.width(); x += 5) colours.insert(image.pixel(x, y));
+    return int(colours.size());
+}
+
+QString fileText(const QString& path) {
+    QFile file(path);
+    return file.open(QIODevice::ReadOnly) ? QString::fromUtf8(file.readAll()) : QString();
+}
+} // namespace
+
+class ScriptExportTest : public QObject {
+    Q_OBJECT
+private slots:
+    void initTestCase() {
+        QStandardPaths::setTestModeEnabled(true); // settings go to a test location
+        QCoreApplication::setOrganizationName("InferScope");
+        QCoreApplication::setApplicationName("inferscope-script-test");
+        QVERIFY(dir_.isValid());
+        models::SyntheticModelSpec spec;
+        spec.layers = 3;
+        spec.hiddenSize = 128;
+        spec.heads = 4;
+        spec.kvHeads = 2;
+        spec.headDim = 32;
+        spec.ffnSize = 256;
+        spec.vocabSize = 400;
+        spec.outlierDims = {7, 90};
+        modelPath_ = dir_.filePath("synthetic.gguf");
+        models::writeSyntheticGguf(spec, modelPath_.toStdString());
+    }
+    void init() { QSettings().clear(); }
+
+    void exportsEveryPanelAsARealChart() {
+        MainWindow window; // the selector decides: a Vulkan device (lavapipe) comes first
+        const bool vulkan = window.backendBox()->currentText().startsWith("Vulkan");
+        qInfo().noquote() << "backend:" << window.backendBox()->currentText();
+        window.setProperty("headless", true);
+        window.resize(1400, 900);
+        CommandLineOptions options;
+        options.model = modelPath_;
+        options.prompt = "the quick brown fox jumps over the lazy dog";
+        options.chat = false;
+        options.maxTokens = 8;
+        options.run = true;
+        options.exportFolder = dir_.filePath("not/yet/there"); // created by the export
+        ScriptRunner script(window, options);
+        QSignalSpy finished(&script, &ScriptRunner::finished);
+        script.start();
+        QVERIFY(finished.wait(240000));
+        QCOMPARE(finished.at(0).at(0).toInt(), 0);
+        QVERIFY(QDir(options.exportFolder).exists());
+
+        const auto files = script.exportedFiles();
+        const auto leftOut = script.leftOut();
+        if (vulkan) {
+            QVERIFY2(leftOut.isEmpty(), qPrintable(QStringList(leftOut.keys()).join(", ")));
+        } else { // the CPU reference has no GPU timestamps: that panel is left out, and why
+            QCOMPARE(leftOut.keys(), QStringList{"kernel-timings"});
+            QVERIFY(leftOut.value("kernel-timings").contains("GPU timestamps"));
+        }
+        for (auto* panel : window.panels()) {
+            const QString stem = QDir(options.exportFolder).filePath(panel->panelId());
+            if (leftOut.contains(panel->panelId())) {
+                QVERIFY(!QFileInfo::exists(stem + ".png"));
+                continue;
+            }
+            QVERIFY2(files.contains(stem + ".png"), qPrintable(stem));
+            // A real chart: series with points, an image with more than a background.
+            QVERIFY2(panel->hasData(), qPrintable(panel->panelId()));
+            QVERIFY(!panel->dataTables().empty());
+            QImage png(stem + ".png");
+            QVERIFY2(!png.isNull() && png.width() > 100 && png.height() > 100, qPrintable(stem));
+            QVERIFY2(coloursIn(png) > 8, qPrintable(stem));
+            // The figure is the chart, its title and caption: shorter than the panel with its
+            // controls, and no control's text in the SVG.
+            QVERIFY2(png.height() / png.devicePixelRatio() <= panel->height(), qPrintable(stem));
+            const QString svg = fileText(stem + ".svg");
+            QVERIFY2(svg.contains(panel->title().toHtmlEscaped()), qPrintable(stem));
+            for (const char* control :
+                 {"Run cached, then uncached", "Measure weight errors", "Measure quality",
+                  "Exclude top K", "Tokens to generate", "Generate with", "Perplexity tokens"})
+                QVERIFY2(!svg.contains(control), qPrintable(stem + ": " + control));
+        }
+        // The script's steps filled what a plain run leaves empty.
+        QVERIFY(window.cachingPanel()->hasData());
+        QVERIFY(window.schemesPanel()->hasData());
+        if (vulkan) QVERIFY(window.kernelsPanel()->hasData());
+    }
+
+    void panelsSayWhatToPressBeforeAnyRun() {
+        MainWindow window(cpuBackendFactory());
+        for (auto* panel : window.panels()) {
+            QVERIFY2(!panel->hasData(), qPrintable(panel->panelId()));
+            QVERIFY2(!panel->emptyHint().isEmpty(), qPrintable(panel->panelId()));
+        }
+        // An export without --run leaves every chart out, saying why, and fails: nothing to show.
+        CommandLineOptions options;
+        options.exportFolder = dir_.filePath("empty-export");
+        ScriptRunner script(window, options);
+        QSignalSpy finished(&script, &ScriptRunner::finished);
+        script.start();
+        QVERIFY(finished.wait(20000));
+        QCOMPARE(finished.at(0).at(0).toInt(), 1);
+        QCOMPARE(script.leftOut().size(), window.panels().size());
+        QVERIFY(script.leftOut().value("timings").contains("--run"));
+    }
+
+private:
+    QTemporaryDir dir_;
+    QString modelPath_;
+};
+
+QTEST_MAIN(ScriptExportTest)
+#include "test_gui_script_export.moc"
