@@ -1,10 +1,12 @@
 // loadGgufModel: GGUF metadata -> ModelConfig and TokenizerData, tensors -> WeightStore
 // views into the mapping, and a check that every tensor the transformer needs is there
 // with the shape the configuration implies.
+#include "models/FiniteWeights.hpp"
 #include "models/GgufFile.hpp"
 #include "models/LoadedModel.hpp"
 #include "models/ModelError.hpp"
 #include "models/TensorNames.hpp"
+#include "models/Tokenizer.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -144,6 +146,7 @@ TokenizerData readTokenizer(const GgufFile& gguf, const MetadataReader& meta) {
     tokenizer.addSpacePrefix =
         gguf.getBool("tokenizer.ggml.add_space_prefix").value_or(sentencePiece);
     tokenizer.chatTemplate = gguf.getString("tokenizer.chat_template").value_or("");
+    tokenizer.source = gguf.path().string();
     return tokenizer;
 }
 
@@ -162,6 +165,14 @@ ModelConfig readConfig(const GgufFile& gguf, const MetadataReader& meta,
     config.ropeTheta = meta.optionalF32(prefix + "rope.freq_base").value_or(10000.0f);
     config.rmsNormEps = meta.requiredF32(prefix + "attention.layer_norm_rms_epsilon");
     config.vocabSize = vocabSize;
+    // Optional, and redundant with the token list; a file where the two disagree was
+    // written wrongly, and which of them the embedding rows follow is anyone's guess.
+    const std::string vocabKey = prefix + "vocab_size";
+    if (auto declared = meta.optionalU32(vocabKey); declared && *declared != vocabSize)
+        meta.fail(vocabKey, "says " + std::to_string(*declared) +
+                                " tokens but "
+                                "tokenizer.ggml.tokens lists " +
+                                std::to_string(vocabSize));
 
     const std::string keyLengthKey = prefix + "attention.key_length";
     if (auto keyLength = meta.optionalU32(keyLengthKey)) {
@@ -220,7 +231,7 @@ ModelConfig readConfig(const GgufFile& gguf, const MetadataReader& meta,
 }
 
 void requireTensor(const WeightStore& store, const std::string& file, const std::string& name,
-                   const std::vector<std::uint64_t>& shape) {
+                   const std::vector<std::uint64_t>& shape, const std::string& why = "") {
     const StoredTensor* tensor = store.find(name);
     if (!tensor)
         throw ModelError(file, name, std::nullopt,
@@ -229,7 +240,7 @@ void requireTensor(const WeightStore& store, const std::string& file, const std:
     if (tensor->shape != shape)
         throw ModelError(file, name, tensor->fileOffset,
                          "tensor has shape " + describeShape(tensor->shape) + ", expected " +
-                             describeShape(shape));
+                             describeShape(shape) + why);
 }
 
 void checkTensors(const WeightStore& store, const ModelConfig& config, const std::string& file) {
@@ -237,10 +248,12 @@ void checkTensors(const WeightStore& store, const ModelConfig& config, const std
     const std::uint64_t qWidth = std::uint64_t{config.heads} * config.headDim;
     const std::uint64_t kvWidth = std::uint64_t{config.kvHeads} * config.headDim;
     const std::uint64_t ffn = config.ffnSize;
-    requireTensor(store, file, "token_embd.weight", {hidden, config.vocabSize});
+    const std::string perToken = " (one row per token of the " + std::to_string(config.vocabSize) +
+                                 " in tokenizer.ggml.tokens)";
+    requireTensor(store, file, "token_embd.weight", {hidden, config.vocabSize}, perToken);
     requireTensor(store, file, "output_norm.weight", {hidden});
     if (!config.tiedEmbeddings)
-        requireTensor(store, file, "output.weight", {hidden, config.vocabSize});
+        requireTensor(store, file, "output.weight", {hidden, config.vocabSize}, perToken);
     if (config.ropeScaling.type == RopeScalingType::Llama3 && store.contains("rope_freqs.weight"))
         requireTensor(store, file, "rope_freqs.weight", {config.headDim / 2});
     for (std::uint32_t layer = 0; layer < config.layers; ++layer) {
@@ -297,8 +310,17 @@ LoadedModel loadGgufModel(const std::filesystem::path& file) {
     }
     model.config.tiedEmbeddings = !model.weights.contains("output.weight");
     model.config.qkvBias = model.weights.contains("blk.0.attn_q.bias");
+    // Qwen2 always has q/k/v biases: a qwen2 file without them lost tensors on the way, and
+    // running it without would silently compute another model.
+    if (model.config.architecture == "qwen2" && !model.config.qkvBias)
+        throw ModelError(fileName, "blk.0.attn_q.bias", std::nullopt,
+                         "required tensor is missing: qwen2 models have q/k/v biases");
     model.config.validate(fileName);
     checkTensors(model.weights, model.config, fileName);
+    requireFiniteWeights(model.weights, fileName);
+    // Built once here only to be checked, so that every user of a loaded model (info, the
+    // window) refuses the tokenizers that generating would refuse.
+    (void)Tokenizer(model.tokenizer);
     return model;
 }
 

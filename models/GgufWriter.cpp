@@ -77,6 +77,10 @@ void GgufWriter::set(const std::string& key, GgufValue value) {
     metadata_.emplace_back(key, std::move(value));
 }
 
+void GgufWriter::remove(const std::string& key) {
+    std::erase_if(metadata_, [&](const auto& entry) { return entry.first == key; });
+}
+
 void GgufWriter::setStringArray(const std::string& key, const std::vector<std::string>& values) {
     set(key, makeArray(GgufValueType::String, values));
 }

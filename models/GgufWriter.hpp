@@ -14,6 +14,7 @@ class GgufWriter {
 public:
     void setAlignment(std::uint64_t alignment) { alignment_ = alignment; }
     void set(const std::string& key, GgufValue value); // keeps insertion order
+    void remove(const std::string& key);               // no-op when absent
     void setStringArray(const std::string& key, const std::vector<std::string>& values);
     void setF32Array(const std::string& key, const std::vector<float>& values);
     void setI32Array(const std::string& key, const std::vector<std::int32_t>& values);

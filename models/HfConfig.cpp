@@ -128,37 +128,111 @@ std::string architectureOf(const Json& config, const std::string& source) {
         "neither model_type nor architectures is given (supported: " + supportedList() + ")");
 }
 
-RopeScaling ropeScalingOf(const Json& config, const std::string& source) {
+// RoPE scaling from an object holding rope_type (or the older "type") and its parameters:
+// config.json's rope_scaling, or the rope_parameters of current transformers.
+RopeScaling ropeScalingFrom(const Json& object, const std::string& source,
+                            const std::string& prefix) {
     RopeScaling scaling;
-    const Json* object = findField(config, "rope_scaling");
-    if (!object) return scaling;
-    if (!object->is_object())
-        throw ModelError(source, "rope_scaling", std::nullopt, "must be an object or null");
-    const Json* type = findField(*object, "rope_type");
-    if (!type) type = findField(*object, "type");
+    const Json* type = findField(object, "rope_type");
+    if (!type) type = findField(object, "type");
     if (!type || !type->is_string())
-        throw ModelError(source, "rope_scaling.rope_type", std::nullopt, "missing or not a string");
+        throw ModelError(source, prefix + "rope_type", std::nullopt, "missing or not a string");
     const std::string name = type->get<std::string>();
+    const auto required = [&](const char* key) {
+        if (!findField(object, key))
+            throw ModelError(source, prefix + key, std::nullopt,
+                             "missing (needed by RoPE type '" + name + "')");
+        return requiredNumber(object, source, key);
+    };
     if (name == "default") return scaling;
-    const std::string prefix = "rope_scaling.";
     if (name == "linear") {
         scaling.type = RopeScalingType::Linear;
-        scaling.factor = static_cast<float>(requiredNumber(*object, source, "factor"));
+        scaling.factor = static_cast<float>(required("factor"));
         return scaling;
     }
     if (name == "llama3") {
         scaling.type = RopeScalingType::Llama3;
-        scaling.factor = static_cast<float>(requiredNumber(*object, source, "factor"));
-        scaling.lowFreqFactor =
-            static_cast<float>(requiredNumber(*object, source, "low_freq_factor"));
-        scaling.highFreqFactor =
-            static_cast<float>(requiredNumber(*object, source, "high_freq_factor"));
+        scaling.factor = static_cast<float>(required("factor"));
+        scaling.lowFreqFactor = static_cast<float>(required("low_freq_factor"));
+        scaling.highFreqFactor = static_cast<float>(required("high_freq_factor"));
         scaling.originalContext =
-            requiredUnsigned(*object, source, "original_max_position_embeddings");
+            requiredUnsigned(object, source, "original_max_position_embeddings");
         return scaling;
     }
     throw ModelError(source, prefix + "rope_type", std::nullopt,
-                     "RoPE scaling '" + name + "' is not supported (supported: linear, llama3)");
+                     "RoPE type '" + name +
+                         "' is not supported (supported: default, linear, "
+                         "llama3)");
+}
+
+RopeScaling ropeScalingOf(const Json& config, const std::string& source) {
+    const Json* object = findField(config, "rope_scaling");
+    if (!object) return {};
+    if (!object->is_object())
+        throw ModelError(source, "rope_scaling", std::nullopt, "must be an object or null");
+    return ropeScalingFrom(*object, source, "rope_scaling.");
+}
+
+// Keys a rope_parameters object may hold for the types above; any other key (yarn's
+// beta_fast, per-layer-type sub-objects, mrope sections, ...) means a layout we do not
+// understand, and guessing would compute another model.
+bool knownRopeParameter(const std::string& key) {
+    static const char* const known[] = {"rope_theta",
+                                        "rope_type",
+                                        "type",
+                                        "factor",
+                                        "low_freq_factor",
+                                        "high_freq_factor",
+                                        "original_max_position_embeddings",
+                                        "partial_rotary_factor"};
+    return std::find(std::begin(known), std::end(known), key) != std::end(known);
+}
+
+// theta and scaling: from rope_parameters (transformers 5: theta moved inside it), else from
+// the top-level rope_theta and rope_scaling. Where both layouts are present they must agree.
+void readRope(const Json& config, const std::string& source, ModelConfig& result) {
+    const auto topTheta = optionalNumber(config, source, "rope_theta");
+    RopeScaling topScaling = ropeScalingOf(config, source);
+    const auto partial = [&](const Json& object, const std::string& field) {
+        if (auto factor = optionalNumber(object, source, "partial_rotary_factor");
+            factor && *factor != 1.0)
+            throw ModelError(source, field, std::nullopt,
+                             "partial RoPE (factor " + std::to_string(*factor) +
+                                 ") is not supported");
+    };
+    partial(config, "partial_rotary_factor");
+    const Json* parameters = findField(config, "rope_parameters");
+    if (!parameters) {
+        result.ropeTheta = static_cast<float>(topTheta.value_or(10000.0));
+        result.ropeScaling = topScaling;
+        return;
+    }
+    const std::string prefix = "rope_parameters.";
+    if (!parameters->is_object())
+        throw ModelError(source, "rope_parameters", std::nullopt, "must be an object or null");
+    for (const auto& [key, value] : parameters->items())
+        if (!knownRopeParameter(key))
+            throw ModelError(source, prefix + key, std::nullopt,
+                             "a RoPE layout this program does not understand (known keys: "
+                             "rope_theta, rope_type, factor, low_freq_factor, high_freq_factor, "
+                             "original_max_position_embeddings)");
+    partial(*parameters, prefix + "partial_rotary_factor");
+    const Json* thetaField = findField(*parameters, "rope_theta");
+    if (thetaField && !thetaField->is_number())
+        throw ModelError(source, prefix + "rope_theta", std::nullopt,
+                         "must be a number, got " + thetaField->dump());
+    const double parameterTheta = thetaField ? thetaField->get<double>() : 0.0;
+    if (!thetaField && !topTheta)
+        throw ModelError(source, prefix + "rope_theta", std::nullopt, "missing required field");
+    if (thetaField && topTheta && *topTheta != parameterTheta)
+        throw ModelError(source, prefix + "rope_theta", std::nullopt,
+                         std::to_string(parameterTheta) + " contradicts the top-level rope_theta " +
+                             std::to_string(*topTheta));
+    result.ropeTheta = static_cast<float>(thetaField ? parameterTheta : *topTheta);
+    result.ropeScaling = ropeScalingFrom(*parameters, source, prefix);
+    if (findField(config, "rope_scaling") && (topScaling.type != result.ropeScaling.type ||
+                                              topScaling.factor != result.ropeScaling.factor))
+        throw ModelError(source, "rope_scaling", std::nullopt, "contradicts rope_parameters");
 }
 
 // --- tokenizer.json -------------------------------------------------------------------
@@ -259,9 +333,7 @@ ModelConfig parseHfConfig(const nlohmann::json& config, const std::string& sourc
     result.ffnSize = requiredUnsigned(config, source, "intermediate_size");
     result.vocabSize = requiredUnsigned(config, source, "vocab_size");
     result.contextLength = requiredUnsigned(config, source, "max_position_embeddings");
-    result.ropeTheta =
-        static_cast<float>(optionalNumber(config, source, "rope_theta").value_or(10000.0));
-    result.ropeScaling = ropeScalingOf(config, source);
+    readRope(config, source, result);
     result.rmsNormEps =
         static_cast<float>(optionalNumber(config, source, "rms_norm_eps").value_or(1e-6));
     result.tiedEmbeddings = optionalBool(config, source, "tie_word_embeddings").value_or(false);
@@ -633,6 +705,7 @@ TokenizerData parseHfTokenizer(const nlohmann::json& tokenizer,
                              "must be a string or a list of named templates");
         }
     }
+    data.source = source;
     return data;
 }
 

@@ -18,11 +18,16 @@ public:
     const std::string& file() const { return file_; }
     const std::string& field() const { return field_; }
     std::optional<std::uint64_t> offset() const { return offset_; }
+    // The message without file, field and offset.
+    const std::string& reason() const { return reason_; }
+    // The same error, said of `file` (for errors raised by code that never saw the path).
+    ModelError inFile(const std::string& file) const;
 
 private:
     std::string file_;
     std::string field_;
     std::optional<std::uint64_t> offset_;
+    std::string reason_;
 };
 
 } // namespace inferscope::models

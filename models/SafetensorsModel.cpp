@@ -1,11 +1,13 @@
 // loadSafetensorsModel: an HF folder (config.json, tokenizer.json, tokenizer_config.json,
 // model.safetensors or an index and its shards) as a LoadedModel with canonical GGUF
 // tensor names and GGUF shape order.
+#include "models/FiniteWeights.hpp"
 #include "models/HfConfig.hpp"
 #include "models/LoadedModel.hpp"
 #include "models/ModelError.hpp"
 #include "models/SafetensorsFile.hpp"
 #include "models/TensorNames.hpp"
+#include "models/Tokenizer.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -178,6 +180,10 @@ LoadedModel loadSafetensorsModel(const std::filesystem::path& folder) {
         stored.shape = std::move(shape);
         stored.data = checkpoint->tensorData(entry);
         stored.fileOffset = tensor.fileOffset;
+        if (const auto bad = findNonFinite(stored))
+            throw ModelError(file, hfName, tensor.fileOffset + bad->byteOffset,
+                             bad->what + ": a model with non-finite weights computes NaN "
+                                         "logits and generates nonsense");
         model.weights.add(std::move(stored));
     }
     if (!shapes.empty())
@@ -198,6 +204,7 @@ LoadedModel loadSafetensorsModel(const std::filesystem::path& folder) {
         if (!tokenizer.tokenTypes.empty()) tokenizer.tokenTypes.push_back(TokenType::Unused);
         if (!tokenizer.scores.empty()) tokenizer.scores.push_back(tokenizer.scores.back());
     }
+    (void)Tokenizer(model.tokenizer); // checked at load, as for GGUF files
     return model;
 }
 

@@ -80,6 +80,7 @@ struct Tokenizer::Impl {
     }
 
     std::vector<Fragment> partition(std::string_view text, bool parseSpecial) const;
+    void build(TokenizerData tokenizerData);
 };
 
 std::vector<Fragment> Tokenizer::Impl::partition(std::string_view text, bool parseSpecial) const {
@@ -112,8 +113,18 @@ std::vector<Fragment> Tokenizer::Impl::partition(std::string_view text, bool par
 }
 
 Tokenizer::Tokenizer(TokenizerData data) : impl_(std::make_unique<Impl>()) {
-    Impl& impl = *impl_;
-    impl.data = std::move(data);
+    // The parts below raise errors about fields; the file they came from is named here.
+    const std::string source = data.source;
+    try {
+        impl_->build(std::move(data));
+    } catch (const ModelError& error) {
+        throw error.inFile(source);
+    }
+}
+
+void Tokenizer::Impl::build(TokenizerData tokenizerData) {
+    Impl& impl = *this;
+    impl.data = std::move(tokenizerData);
     const TokenizerData& d = impl.data;
     const auto vocabularySize = d.tokens.size();
     if (vocabularySize == 0) {

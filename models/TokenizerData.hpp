@@ -37,6 +37,7 @@ struct TokenizerData {
     bool addEos = false;
     bool addSpacePrefix = false; // SentencePiece: prepend "▁" to the text
     std::string chatTemplate;    // Jinja text from the file: untrusted, never evaluated
+    std::string source;          // the file it was read from, named in the Tokenizer's errors
 };
 
 } // namespace inferscope::models

@@ -19,14 +19,18 @@ Arguments::Arguments(const std::vector<std::string>& args, const OptionSpec& spe
             }
         }
         if (auto alias = spec.aliases.find(arg); alias != spec.aliases.end()) arg = alias->second;
-        if (arg.size() > 1 && arg[0] == '-' && !(arg.size() > 1 && std::isdigit(static_cast<unsigned char>(arg[1])))) {
+        if (arg.size() > 1 && arg[0] == '-' &&
+            !(arg.size() > 1 && std::isdigit(static_cast<unsigned char>(arg[1])))) {
             if (spec.flags.count(arg)) {
                 if (hasInline) throw UsageError("option " + arg + " takes no value");
                 flags_.insert(arg);
             } else if (spec.valued.count(arg)) {
-                if (hasInline) values_[arg] = inlineValue;
-                else if (i + 1 < args.size()) values_[arg] = args[++i];
-                else throw UsageError("option " + arg + " needs a value");
+                if (hasInline)
+                    values_[arg] = inlineValue;
+                else if (i + 1 < args.size())
+                    values_[arg] = args[++i];
+                else
+                    throw UsageError("option " + arg + " needs a value");
             } else {
                 throw UsageError("unknown option " + arg);
             }
@@ -37,8 +41,19 @@ Arguments::Arguments(const std::vector<std::string>& args, const OptionSpec& spe
 }
 
 const std::string& Arguments::positional(std::size_t index, const char* what) const {
-    if (index >= positionals_.size()) throw UsageError(std::string("missing ") + what);
+    if (index >= positionals_.size()) throw UsageError(std::string("missing ") + what, true);
     return positionals_[index];
+}
+
+void Arguments::requirePositionals(const std::vector<std::string>& names) const {
+    if (positionals_.size() == names.size()) return;
+    if (positionals_.size() < names.size())
+        throw UsageError("missing " + names[positionals_.size()], true);
+    std::string list;
+    for (const auto& name : names) list += (list.empty() ? "" : " ") + name;
+    throw UsageError("unexpected argument '" + positionals_[names.size()] + "' (expects " +
+                         (list.empty() ? std::string("none") : list) + ")",
+                     true);
 }
 
 std::optional<std::string> Arguments::value(const std::string& name) const {

@@ -11,15 +11,21 @@
 
 namespace inferscope::cli {
 
-// A user mistake: printed as one line on stderr, exit status 2.
+// A user mistake: printed as one line on stderr, exit status 2; with showUsage (missing
+// arguments) the command's usage follows.
 class UsageError : public std::runtime_error {
 public:
-    using std::runtime_error::runtime_error;
+    explicit UsageError(const std::string& what, bool showUsage = false)
+        : std::runtime_error(what), showUsage_(showUsage) {}
+    bool showUsage() const { return showUsage_; }
+
+private:
+    bool showUsage_ = false;
 };
 
 struct OptionSpec {
-    std::set<std::string> valued; // e.g. {"-n", "--temp"}
-    std::set<std::string> flags;  // e.g. {"--json", "--greedy"}
+    std::set<std::string> valued;               // e.g. {"-n", "--temp"}
+    std::set<std::string> flags;                // e.g. {"--json", "--greedy"}
     std::map<std::string, std::string> aliases; // short -> long, e.g. {"-p", "--prompt"}
 };
 
@@ -29,6 +35,8 @@ public:
 
     const std::vector<std::string>& positionals() const { return positionals_; }
     const std::string& positional(std::size_t index, const char* what) const;
+    // Exactly these positionals (e.g. {"MODEL", "TEXT"}), else a UsageError that shows usage.
+    void requirePositionals(const std::vector<std::string>& names) const;
     bool flag(const std::string& name) const { return flags_.count(name) != 0; }
     std::optional<std::string> value(const std::string& name) const;
     std::string valueOr(const std::string& name, const std::string& fallback) const;

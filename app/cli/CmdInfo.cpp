@@ -7,12 +7,14 @@ namespace inferscope::cli {
 
 int runInfo(const CommandArgs& args, std::ostream& out) {
     Arguments a(args, {{}, {"--json"}, {}});
-    if (a.positionals().size() != 1) throw UsageError("usage: info MODEL [--json]");
+    a.requirePositionals({"MODEL"});
     auto model = loadModelArgument(a.positional(0, "MODEL"));
+    // loadModel has built the tokenizer once to check it, so info refuses the tokenizers
+    // that generate refuses (merges naming missing tokens, an unknown pre-tokenizer, ...).
     namespace ex = compute::experiments;
-    printTables(out, {ex::modelInfo(model), ex::weightBytesByType(model),
-                      ex::kvCacheBytes(model.config)},
-                a.flag("--json"));
+    printTables(
+        out, {ex::modelInfo(model), ex::weightBytesByType(model), ex::kvCacheBytes(model.config)},
+        a.flag("--json"));
     return 0;
 }
 

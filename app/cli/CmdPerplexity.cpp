@@ -3,38 +3,27 @@
 #include "app/cli/Commands.hpp"
 #include "app/cli/Output.hpp"
 #include "models/Perplexity.hpp"
+#include "models/TextFile.hpp"
 #include "models/Tokenizer.hpp"
 
 #include <chrono>
-#include <fstream>
 #include <iostream>
-#include <sstream>
 
 namespace inferscope::cli {
-
-namespace {
-std::string readTextFile(const std::filesystem::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw UsageError("cannot read text file " + path.string());
-    std::ostringstream content;
-    content << in.rdbuf();
-    return content.str();
-}
-} // namespace
 
 int runPerplexity(const CommandArgs& args, std::ostream& out) {
     OptionSpec spec{{"--ctx", "--tokens"}, {"--json", "--quiet"}, {}};
     addBackendOptions(spec);
     Arguments a(args, spec);
     BackendChoice choice = backendChoice(a);
-    if (a.positionals().size() != 2)
-        throw UsageError("usage: perplexity MODEL FILE [--ctx N] [--tokens N] [--json]");
+    a.requirePositionals({"MODEL", "FILE"});
     std::filesystem::path file = a.positional(1, "FILE") == "default"
                                      ? models::defaultCorpusPath()
                                      : std::filesystem::path(a.positional(1, "FILE"));
     auto context = static_cast<std::uint32_t>(a.integer("--ctx", 512, 4, 1 << 20));
     auto tokenLimit = static_cast<std::uint64_t>(a.integer("--tokens", 0, 0, 1LL << 40));
-    std::string text = readTextFile(file);
+    // Capped: a folder, /dev/zero or a huge file gets one clear error (models/TextFile.hpp).
+    std::string text = models::readTextFile(file);
 
     auto model = loadModelArgument(a.positional(0, "MODEL"));
     if (model.config.contextLength && context > model.config.contextLength)
@@ -55,12 +44,13 @@ int runPerplexity(const CommandArgs& args, std::ostream& out) {
                       << running << "\n";
     };
     auto start = std::chrono::steady_clock::now();
-    auto result = models::computePerplexity(
-        tokens, model.config.vocabSize, options, [&](std::span<const std::int32_t> window) {
-            backend->reset();
-            return backend->appendAllLogits(window);
-        });
-    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    auto result = models::computePerplexity(tokens, model.config.vocabSize, options,
+                                            [&](std::span<const std::int32_t> window) {
+                                                backend->reset();
+                                                return backend->appendAllLogits(window);
+                                            });
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
     compute::Table t;
     t.id = "perplexity";

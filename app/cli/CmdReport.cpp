@@ -8,6 +8,7 @@
 #include "compute/experiments/WeightReport.hpp"
 #include "models/ChatTemplate.hpp"
 #include "models/ReferenceTransformer.hpp"
+#include "models/TextFile.hpp"
 #include "models/Tokenizer.hpp"
 
 #include <cstdlib>
@@ -137,11 +138,7 @@ int reportQuality(const CommandArgs& args, std::ostream& out) {
         const std::filesystem::path file = a.valueOr("--text", "default") == "default"
                                                ? models::defaultCorpusPath()
                                                : std::filesystem::path(*a.value("--text"));
-        std::ifstream in(file, std::ios::binary);
-        if (!in) throw UsageError("cannot read text file " + file.string());
-        std::ostringstream text;
-        text << in.rdbuf();
-        inputs.perplexityTokens = tokenizer.encode(text.str(), true, false);
+        inputs.perplexityTokens = tokenizer.encode(models::readTextFile(file), true, false);
         if (inputs.perplexityTokens.size() > tokenCount) inputs.perplexityTokens.resize(tokenCount);
         if (model.tokenizer.addBos) inputs.bosId = tokenizer.bos();
     }

@@ -1,6 +1,7 @@
 #include "app/cli/Arguments.hpp"
 #include "app/cli/Commands.hpp"
 #include "app/cli/Output.hpp"
+#include "models/PrintableBytes.hpp"
 #include "models/Tokenizer.hpp"
 
 #include <nlohmann/json.hpp>
@@ -8,40 +9,33 @@
 
 namespace inferscope::cli {
 
-namespace {
-// Shows a piece so that spaces, newlines and partial UTF-8 are visible in a terminal.
-std::string visiblePiece(const std::string& bytes) {
-    std::string out;
-    for (unsigned char ch : bytes) {
-        if (ch == '\n') out += "\\n";
-        else if (ch == '\t') out += "\\t";
-        else if (ch == '\r') out += "\\r";
-        else if (ch < 0x20) {
-            char buffer[8];
-            std::snprintf(buffer, sizeof buffer, "\\x%02x", ch);
-            out += buffer;
-        } else out += static_cast<char>(ch);
-    }
-    return out;
-}
-} // namespace
-
 int runTokenize(const CommandArgs& args, std::ostream& out) {
     Arguments a(args, {{}, {"--json", "--no-special"}, {}});
-    if (a.positionals().size() != 2) throw UsageError("usage: tokenize MODEL TEXT [--json]");
+    a.requirePositionals({"MODEL", "TEXT"});
     auto model = loadModelArgument(a.positional(0, "MODEL"));
     models::Tokenizer tokenizer(model.tokenizer);
     const std::string& text = a.positional(1, "TEXT");
     auto ids = tokenizer.encode(text, !a.flag("--no-special"), true);
 
+    // A token's bytes may be part of a multi-byte character: the table shows them escaped
+    // (models::printableBytes), and JSON gives the exact bytes as an array besides.
     compute::Table t;
     t.id = "tokens";
     t.title = std::to_string(ids.size()) + " tokens";
     t.addColumn("position").addColumn("id").addColumn("token").addColumn("bytes");
-    for (std::size_t i = 0; i < ids.size(); ++i)
-        t.addRow({static_cast<std::int64_t>(i), static_cast<std::int64_t>(ids[i]),
-                  tokenizer.tokenText(ids[i]), visiblePiece(tokenizer.pieceBytes(ids[i]))});
-    nlohmann::json extra = {{"text", text}, {"ids", ids}};
+    nlohmann::json tokens = nlohmann::json::array();
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+        const std::string bytes = tokenizer.pieceBytes(ids[i]);
+        const std::string token = models::printableBytes(tokenizer.tokenText(ids[i]));
+        const std::string printable = models::printableBytes(bytes);
+        t.addRow(
+            {static_cast<std::int64_t>(i), static_cast<std::int64_t>(ids[i]), token, printable});
+        nlohmann::json byteArray = nlohmann::json::array();
+        for (unsigned char byte : bytes) byteArray.push_back(byte);
+        tokens.push_back(
+            {{"id", ids[i]}, {"token", token}, {"text", printable}, {"bytes", byteArray}});
+    }
+    nlohmann::json extra = {{"text", text}, {"ids", ids}, {"tokens", tokens}};
     printTables(out, {t}, a.flag("--json"), extra);
     return 0;
 }

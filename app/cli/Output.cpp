@@ -14,7 +14,10 @@ void printTables(std::ostream& out, const std::vector<compute::Table>& tables, b
         nlohmann::json doc = std::move(extra);
         doc["tables"] = nlohmann::json::array();
         for (const auto& t : tables) doc["tables"].push_back(compute::toJson(t));
-        out << doc.dump(2) << "\n";
+        // Text made of token bytes (a generated text cut inside a character, a token's text
+        // from a file) may not be valid UTF-8: such bytes become U+FFFD instead of an
+        // exception, and the exact bytes are in the ids (and tokenize's byte arrays).
+        out << doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
         return;
     }
     for (std::size_t i = 0; i < tables.size(); ++i) {

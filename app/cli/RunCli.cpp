@@ -1,6 +1,7 @@
 #include "app/cli/Arguments.hpp"
 #include "app/cli/Commands.hpp"
 #include "models/ModelError.hpp"
+#include "models/TextFile.hpp"
 
 #include <functional>
 #include <map>
@@ -9,59 +10,122 @@
 namespace inferscope::cli {
 
 namespace {
-const char* kUsage = R"(inferscope-cli: measure why LLM inference is cheap or expensive.
 
-Usage: inferscope-cli COMMAND [ARGS] [--json]
+struct Command {
+    const char* name;
+    std::function<int(const CommandArgs&, std::ostream&)> run;
+    const char* usage; // its lines of the usage text, as printed by "help" and on mistakes
+    bool needsArguments = true;
+};
 
-Commands:
-  devices                          Vulkan devices and their properties
-  info MODEL                       architecture, parameters, bytes by type, KV bytes per token
-  tokenize MODEL TEXT              token ids and pieces
-  generate MODEL -p PROMPT [-n N] [--greedy | --temp T --top-k K --top-p P --seed S]
-           [--repeat-penalty R] [--chat] [--no-cache] [--timings]
-           [--backend vulkan|cpu] [--device N] [--format fp32|fp16|...]
-                                   text, ids, prefill time and each decode step's time
-  perplexity MODEL FILE [--ctx N] [--tokens N] [--backend vulkan|cpu]
-                                   perplexity of the model on a text file
-  bench MODEL [--formats fp16,q8_0] [--prompts 16,64,256,512] [--contexts 16,256,1024]
-        [--decode N] [--batches 1,4] [--device N]
-                                   prompt and decode tokens/s, per-kernel time, probe
-                                   overhead, read bandwidth and the decode roofline
-  report weights MODEL [--scheme S,...] [--matrix NAME]
-                                   quantization error of every projection matrix per scheme
-  report activations MODEL -p PROMPT [--chat] [--layer L] [--top K]
-                                   residual-stream outliers and INT8/INT4 levels used
-  report quality MODEL [--scheme S,...] [--text FILE] [--tokens N] [--battery FILE|none]
-                                   perplexity, factual battery and agreement per scheme
+const std::vector<Command>& commands() {
+    static const std::vector<Command> all = {
+        {"devices", runDevices,
+         "  devices                          Vulkan devices and their properties\n", false},
+        {"info", runInfo,
+         "  info MODEL                       architecture, parameters, bytes by type, KV bytes "
+         "per token\n"},
+        {"tokenize", runTokenize,
+         "  tokenize MODEL TEXT [--no-special]\n"
+         "                                   token ids, pieces and their bytes\n"},
+        {"generate", runGenerate,
+         "  generate MODEL -p PROMPT [-n N] [--greedy | --temp T --top-k K --top-p P --seed S]\n"
+         "           [--repeat-penalty R] [--chat [--system TEXT]] [--no-cache] [--timings]\n"
+         "           [--backend vulkan|cpu] [--device N] [--format fp32|fp16|...]\n"
+         "                                   text, ids, prefill time and each decode step's "
+         "time\n"},
+        {"perplexity", runPerplexity,
+         "  perplexity MODEL FILE [--ctx N] [--tokens N] [--backend vulkan|cpu]\n"
+         "                                   perplexity of the model on a text file\n"},
+        {"bench", runBench,
+         "  bench MODEL [--formats fp16,q8_0] [--prompts 16,64,256,512] [--contexts 16,256,1024]\n"
+         "        [--decode N] [--batches 1,4] [--device N]\n"
+         "                                   prompt and decode tokens/s, per-kernel time, probe\n"
+         "                                   overhead, read bandwidth and the decode roofline\n"},
+        {"report", runReport,
+         "  report weights MODEL [--scheme S,...] [--matrix NAME]\n"
+         "                                   quantization error of every projection matrix per "
+         "scheme\n"
+         "  report activations MODEL -p PROMPT [--chat] [--layer L] [--top K]\n"
+         "                                   residual-stream outliers and INT8/INT4 levels used\n"
+         "  report quality MODEL [--scheme S,...] [--text FILE] [--tokens N] [--battery "
+         "FILE|none]\n"
+         "                                   perplexity, factual battery and agreement per "
+         "scheme\n"},
+    };
+    return all;
+}
 
-MODEL is a GGUF file, a safetensors folder, or "default" (SmolLM2-135M-Instruct, placed
-by scripts/setup). FILE "default" is the corpus placed by set-up (the Book of Ruth, KJV).
-)";
+const char* kFooter =
+    "\nMODEL is a GGUF file, a safetensors folder, or \"default\" (SmolLM2-135M-Instruct, "
+    "placed\nby scripts/setup). FILE \"default\" is the corpus placed by set-up (the Book of "
+    "Ruth, KJV).\nEvery command takes --json; 'inferscope-cli COMMAND --help' shows one "
+    "command.\n";
+
+void printUsage(std::ostream& out) {
+    out << "inferscope-cli: measure why LLM inference is cheap or expensive.\n\n"
+           "Usage: inferscope-cli COMMAND [ARGS] [--json]\n\nCommands:\n";
+    for (const auto& command : commands()) out << command.usage;
+    out << kFooter;
+}
+
+void printCommandUsage(std::ostream& out, const Command& command) {
+    out << "Usage of inferscope-cli " << command.name << ":\n" << command.usage << kFooter;
+}
+
+const Command* findCommand(const std::string& name) {
+    for (const auto& command : commands())
+        if (name == command.name) return &command;
+    return nullptr;
+}
+
+bool isHelp(const std::string& argument) {
+    return argument == "help" || argument == "--help" || argument == "-h";
+}
+
 } // namespace
 
 int runCli(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
-    static const std::map<std::string, std::function<int(const CommandArgs&, std::ostream&)>>
-        commands = {
-            {"info", runInfo},
-            {"devices", runDevices},
-            {"bench", runBench},
-            {"tokenize", runTokenize},
-            {"generate", runGenerate},
-            {"perplexity", runPerplexity},
-            {"report", runReport},
-        };
-    if (argv.size() < 2 || argv[1] == "help" || argv[1] == "--help" || argv[1] == "-h") {
-        out << kUsage;
-        return argv.size() < 2 ? 2 : 0;
+    if (argv.size() < 2) {
+        // A mistake, not a request for help: the usage goes where errors go.
+        printUsage(err);
+        return 2;
     }
-    auto command = commands.find(argv[1]);
-    if (command == commands.end()) {
+    if (isHelp(argv[1])) {
+        if (argv.size() > 2) {
+            if (const Command* command = findCommand(argv[2])) {
+                printCommandUsage(out, *command);
+                return 0;
+            }
+            err << "inferscope-cli: unknown command '" << argv[2] << "'\n";
+            return 2;
+        }
+        printUsage(out);
+        return 0;
+    }
+    const Command* command = findCommand(argv[1]);
+    if (!command) {
         err << "inferscope-cli: unknown command '" << argv[1] << "' (try 'inferscope-cli help')\n";
         return 2;
     }
+    // Run without the arguments it needs: its usage, as a mistake (stderr, status 2).
+    if (argv.size() == 2 && command->needsArguments) {
+        err << "inferscope-cli " << argv[1] << ": missing arguments\n";
+        printCommandUsage(err, *command);
+        return 2;
+    }
+    // "COMMAND --help" (or -h) right after the command: that command's usage.
+    if (argv.size() > 2 && (argv[2] == "--help" || argv[2] == "-h")) {
+        printCommandUsage(out, *command);
+        return 0;
+    }
     try {
-        return command->second(CommandArgs(argv.begin() + 2, argv.end()), out);
+        return command->run(CommandArgs(argv.begin() + 2, argv.end()), out);
     } catch (const UsageError& e) {
+        err << "inferscope-cli " << argv[1] << ": " << e.what() << "\n";
+        if (e.showUsage()) printCommandUsage(err, *command);
+        return 2;
+    } catch (const models::TextFileError& e) {
         err << "inferscope-cli " << argv[1] << ": " << e.what() << "\n";
         return 2;
     } catch (const models::ModelError& e) {

@@ -4,6 +4,7 @@
 #include "compute/experiments/WeightReport.hpp"
 #include "models/Perplexity.hpp"
 #include "models/Sampler.hpp"
+#include "models/TextFile.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -84,11 +85,14 @@ FactualBattery parseFactualBattery(std::string_view text) {
 }
 
 FactualBattery loadFactualBattery(const std::filesystem::path& file) {
-    std::ifstream in(file, std::ios::binary);
-    if (!in) throw std::invalid_argument("cannot read factual battery " + file.string());
-    std::ostringstream content;
-    content << in.rdbuf();
-    return parseFactualBattery(content.str());
+    std::string content;
+    try {
+        // A battery is a few KB: a folder, a device or a huge file is refused clearly.
+        content = models::readTextFile(file, models::kMaxSmallTextBytes);
+    } catch (const models::TextFileError& e) {
+        throw std::invalid_argument(std::string("factual battery ") + e.what());
+    }
+    return parseFactualBattery(content);
 }
 
 bool answerAccepted(std::string_view answer, std::span<const std::string> accepted) {

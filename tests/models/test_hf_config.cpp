@@ -61,6 +61,8 @@ class TestHfConfig : public QObject {
 private slots:
     void readsSmolLm2Config();
     void readsLlama3ConfigWithRopeScaling();
+    void readsRopeParameters();
+    void refusesRopeLayoutsNotUnderstood();
     void readsQwen2Config();
     void readsMistralConfig();
     void defaultsAndArchitecturesOnly();
@@ -125,6 +127,77 @@ void TestHfConfig::readsLlama3ConfigWithRopeScaling() {
     QCOMPARE(linear.ropeScaling.type, RopeScalingType::Linear);
     QCOMPARE(linear.ropeScaling.factor, 2.0f);
     QCOMPARE(linear.kvHeads, 4u); // defaults to the query heads
+}
+
+namespace {
+// SmolLM2-135M's config.json as transformers 5 writes it: theta inside rope_parameters.
+std::string smolLm2WithRope(const std::string& rope) {
+    return R"({"architectures": ["LlamaForCausalLM"], "hidden_size": 576,
+      "intermediate_size": 1536, "max_position_embeddings": 8192, "model_type": "llama",
+      "num_attention_heads": 9, "num_hidden_layers": 30, "num_key_value_heads": 3,
+      "rms_norm_eps": 1e-05, "tie_word_embeddings": true, "vocab_size": 49152, )" +
+           rope + "}";
+}
+} // namespace
+
+void TestHfConfig::readsRopeParameters() {
+    const auto current = configOf(
+        smolLm2WithRope(R"("rope_parameters": {"rope_theta": 100000.0, "rope_type": "default"})"));
+    QCOMPARE(current.ropeTheta, 100000.0f); // not the 10000 default
+    QCOMPARE(current.ropeScaling.type, RopeScalingType::None);
+    // Both layouts at once, agreeing: fine.
+    const auto both = configOf(smolLm2WithRope(
+        R"("rope_theta": 100000, "rope_parameters": {"rope_theta": 100000.0, "rope_type": "default"})"));
+    QCOMPARE(both.ropeTheta, 100000.0f);
+    // Llama 3.2's scaling inside rope_parameters.
+    const auto llama3 = configOf(smolLm2WithRope(
+        R"("rope_parameters": {"rope_theta": 500000.0, "rope_type": "llama3", "factor": 32.0,
+            "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+            "original_max_position_embeddings": 8192})"));
+    QCOMPARE(llama3.ropeTheta, 500000.0f);
+    QCOMPARE(llama3.ropeScaling.type, RopeScalingType::Llama3);
+    QCOMPARE(llama3.ropeScaling.factor, 32.0f);
+    QCOMPARE(llama3.ropeScaling.originalContext, 8192u);
+    const auto linear = configOf(smolLm2WithRope(
+        R"("rope_parameters": {"rope_theta": 10000, "rope_type": "linear", "factor": 2.0})"));
+    QCOMPARE(linear.ropeScaling.type, RopeScalingType::Linear);
+    QCOMPARE(linear.ropeScaling.factor, 2.0f);
+}
+
+void TestHfConfig::refusesRopeLayoutsNotUnderstood() {
+    const auto refusedNaming = [](const std::string& rope, const std::string& field,
+                                  const std::string& words) {
+        try {
+            configOf(smolLm2WithRope(rope));
+        } catch (const ModelError& error) {
+            QCOMPARE(QString::fromStdString(error.field()), QString::fromStdString(field));
+            QVERIFY2(QString(error.what()).contains(QString::fromStdString(words)), error.what());
+            return;
+        }
+        QFAIL(qPrintable(QString::fromStdString("accepted: " + rope)));
+    };
+    refusedNaming(R"("rope_parameters": {"rope_theta": 1e6, "rope_type": "yarn", "factor": 4.0})",
+                  "rope_parameters.rope_type", "yarn");
+    refusedNaming(
+        R"("rope_parameters": {"rope_type": "default", "rope_theta": 1e4, "beta_fast": 32})",
+        "rope_parameters.beta_fast", "does not understand");
+    // Per-layer-type parameters (Gemma 3 style): sub-objects, not a layout we know.
+    refusedNaming(
+        R"("rope_parameters": {"full_attention": {"rope_theta": 1e6, "rope_type": "default"}})",
+        "rope_parameters.full_attention", "does not understand");
+    refusedNaming(R"("rope_parameters": {"rope_type": "default"})", "rope_parameters.rope_theta",
+                  "missing");
+    refusedNaming(R"("rope_parameters": {"rope_theta": 1e4})", "rope_parameters.rope_type",
+                  "missing");
+    refusedNaming(
+        R"("rope_theta": 10000, "rope_parameters": {"rope_theta": 100000, "rope_type": "default"})",
+        "rope_parameters.rope_theta", "contradicts");
+    refusedNaming(R"("rope_parameters": {"rope_theta": 1e4, "rope_type": "llama3", "factor": 8})",
+                  "rope_parameters.low_freq_factor", "missing");
+    refusedNaming(
+        R"("rope_parameters": {"rope_theta": 1e4, "rope_type": "default", "partial_rotary_factor": 0.5})",
+        "rope_parameters.partial_rotary_factor", "partial RoPE");
+    refusedNaming(R"("rope_parameters": [10000])", "rope_parameters", "object");
 }
 
 void TestHfConfig::readsQwen2Config() {

@@ -11,7 +11,9 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
+#include <limits>
 #include <random>
 
 using namespace inferscope::models;
@@ -523,11 +525,58 @@ std::vector<Case> cases() {
                  2, {"blk.0.attn_k.weight", "shape {8, 2}, expected {8, 4}"}));
     all.push_back(patchU64("wrong embedding shape",
                            [embd](const Bytes& b) { return tensorInfoAt(b, embd).dimsAt + 8; }, 4,
-                           {"token_embd.weight", "expected {8, 8}"}));
+                           {"token_embd.weight", "expected {8, 8}",
+                            "one row per token of the 8 in tokenizer.ggml.tokens"}));
     all.push_back(
         patchU32("wrong tensor rank",
                  [](const Bytes& b) { return tensorInfoAt(b, "output_norm.weight").nDimsAt; }, 2,
                  {"output_norm.weight"}));
+
+    // Metadata that contradicts the tensors or the token list.
+    all.push_back(
+        {"vocab_size contradicts the token list",
+         [] { return with([](GgufWriter& w) { w.set("llama.vocab_size", std::uint32_t{9}); }); },
+         {"llama.vocab_size", "says 9 tokens", "lists 8"}});
+    all.push_back({"qwen2 without q/k/v biases",
+                   [] {
+                       tiny::Spec spec;
+                       spec.architecture = "qwen2";
+                       return bytesOf(spec);
+                   },
+                   {"blk.0.attn_q.bias", "qwen2 models have q/k/v biases"}});
+    // Weights that would only ever compute NaN.
+    all.push_back({"NaN weights",
+                   [] {
+                       Bytes b = base();
+                       // The last tensor's data ends the file: poison its last element.
+                       const float nan = std::numeric_limits<float>::quiet_NaN();
+                       std::memcpy(b.data() + b.size() - 4, &nan, 4);
+                       return b;
+                   },
+                   {"blk.0.ffn_down.weight", "is NaN", "non-finite"}});
+    // Tokenizers the loader builds to check them; the errors name the file (expectRefused).
+    all.push_back({"merge naming a missing token",
+                   [] {
+                       return with([](GgufWriter& w) {
+                           w.setStringArray("tokenizer.ggml.merges", {"a b", "x y"});
+                       });
+                   },
+                   {"tokenizer.ggml.merges", "merge 1 'x y'"}});
+    all.push_back({"unknown pre-tokenizer",
+                   [] {
+                       return with([](GgufWriter& w) {
+                           w.set("tokenizer.ggml.pre", std::string("no-such-splitter"));
+                       });
+                   },
+                   {"no-such-splitter"}});
+    all.push_back({"add_bos_token without a BOS id",
+                   [] {
+                       return with([](GgufWriter& w) {
+                           w.set("tokenizer.ggml.add_bos_token", true);
+                           w.remove("tokenizer.ggml.bos_token_id");
+                       });
+                   },
+                   {"tokenizer.ggml.add_bos_token", "names none"}});
     return all;
 }
 

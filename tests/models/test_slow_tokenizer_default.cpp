@@ -1,5 +1,6 @@
 // The default model's tokenizer (SmolLM2, byte-level BPE, pre-tokenizer "smollm") against
 // llama.cpp: every fixture string must encode to llama.cpp's ids and decode back to itself.
+#include "models/ChatTemplate.hpp"
 #include "models/LoadedModel.hpp"
 #include "models/ModelError.hpp"
 #include "models/Tokenizer.hpp"
@@ -149,6 +150,30 @@ private slots:
         QCOMPARE(tokenizer_->stopTokens(), (std::vector<std::int32_t>{2, 0}));
         QCOMPARE(tokenizer_->decode(std::vector<std::int32_t>{1, 4093, 198}, true),
                  std::string("user\n"));
+    }
+
+    // --chat follows SmolLM2's own template: a question without a system message gets the
+    // template's default one, read from the GGUF's chat_template (never run).
+    void chatFollowsTheTemplatesDefaultSystemMessage() {
+        INFERSCOPE_DEFAULT_MODEL_OR_SKIP(path);
+        const LoadedModel model = loadGgufModel(path);
+        const ChatFormat format = detectChatFormat(model.tokenizer);
+        QCOMPARE(format.family, ChatFamily::ChatML);
+        QVERIFY(format.defaultSystemMessage.has_value());
+        QCOMPARE(
+            *format.defaultSystemMessage,
+            std::string("You are a helpful AI assistant named SmolLM, trained by Hugging Face"));
+        const std::vector<ChatMessage> question = {{"user", "What is the capital of France?"}};
+        const auto withDefault = tokenizer_->encode(formatChat(format, question, true), true, true);
+        const auto bare =
+            tokenizer_->encode(formatChat({ChatFamily::ChatML}, question, true), true, true);
+        qInfo("--chat prompt tokens: %zu with the template's default system message, %zu without",
+              withDefault.size(), bare.size());
+        // The system turn "<|im_start|>system\n...<|im_end|>\n" is 21 tokens more.
+        QCOMPARE(withDefault.size(), bare.size() + 21);
+        // A system message of the caller's own replaces the default.
+        const std::vector<ChatMessage> own = {{"system", "Be brief."}, question.front()};
+        QCOMPARE(formatChat(format, own, true), formatChat({ChatFamily::ChatML}, own, true));
     }
 
     void corpusEncodingTime() {

@@ -1,0 +1,195 @@
+// Hostile and mistaken input on the command line: token bytes in JSON, text files that are
+// folders, devices or too large, commands run without their arguments, tokenizers that
+// `info` must refuse as `generate` does. Each error is one clear message with status 2
+// (mistake) or 1 (bad model file).
+#include "../models/TinyGgufModel.hpp"
+#include "app/cli/Commands.hpp"
+#include "app/cli/Output.hpp"
+#include "models/SyntheticModel.hpp"
+#include "tests/DefaultModel.hpp"
+
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+using namespace inferscope;
+using inferscope::models::GgufWriter;
+
+namespace {
+
+struct CliResult {
+    int status = 0;
+    std::string out, err;
+};
+
+CliResult runCli(std::vector<std::string> args) {
+    args.insert(args.begin(), "inferscope-cli");
+    std::ostringstream out, err;
+    const int status = cli::runCli(args, out, err);
+    return {status, out.str(), err.str()};
+}
+
+bool contains(const std::string& text, const std::string& part) {
+    return text.find(part) != std::string::npos;
+}
+
+} // namespace
+
+class TestCliInput : public QObject {
+    Q_OBJECT
+
+    QTemporaryDir dir_;
+    std::string model_; // a small synthetic GGUF
+
+private slots:
+    void initTestCase() {
+        QVERIFY(dir_.isValid());
+        models::SyntheticModelSpec spec;
+        spec.layers = 1;
+        model_ = dir_.filePath("synthetic.gguf").toStdString();
+        models::writeSyntheticGguf(spec, model_);
+    }
+
+    // "Grüße aus Köln 🍺": byte-level BPE splits ü, ö and the emoji across tokens, whose bytes
+    // alone are not UTF-8. JSON must still come out, with every token's exact bytes.
+    void tokenizeJsonGivesEveryTokensBytes() {
+        INFERSCOPE_DEFAULT_MODEL_OR_SKIP(model);
+        const std::string text = "Grüße aus Köln 🍺";
+        const auto r = runCli({"tokenize", model.string(), text, "--json"});
+        QCOMPARE(r.status, 0);
+        QVERIFY2(r.err.empty(), r.err.c_str());
+        const auto doc = nlohmann::json::parse(r.out);
+        QCOMPARE(doc.at("text").get<std::string>(), text);
+        std::string joined;
+        bool partialCharacter = false;
+        for (const auto& token : doc.at("tokens")) {
+            std::string bytes;
+            for (const auto& byte : token.at("bytes")) bytes += static_cast<char>(byte.get<int>());
+            // A byte that cannot stand alone is shown escaped, never dropped.
+            if (contains(token.at("text").get<std::string>(), "\\x")) partialCharacter = true;
+            joined += bytes;
+        }
+        QCOMPARE(joined, text);
+        QVERIFY2(partialCharacter, "expected at least one token holding part of a character");
+        QCOMPARE(doc.at("ids").size(), doc.at("tokens").size());
+        // The text table escapes the same bytes.
+        const auto table = runCli({"tokenize", model.string(), text});
+        QCOMPARE(table.status, 0);
+        QVERIFY(contains(table.out, "\\x"));
+    }
+
+    // Every command's JSON goes through printTables: text cut inside a character (a generated
+    // text, a token's text from the file) becomes U+FFFD instead of an exception.
+    void jsonOutputNeverFailsOnPartialCharacters() {
+        compute::Table table;
+        table.id = "t";
+        table.title = "half of \xc3\xbc: \xc3";
+        table.addColumn("text");
+        table.addRow({std::string("\xf0\x9f\x8d")});
+        std::ostringstream out;
+        cli::printTables(out, {table}, true, {{"text", std::string("K\xc3")}});
+        const auto doc = nlohmann::json::parse(out.str());
+        QCOMPARE(doc.at("text").get<std::string>(), std::string("K\xef\xbf\xbd"));
+        QCOMPARE(doc.at("tables")[0].at("title").get<std::string>(),
+                 std::string("half of \xc3\xbc: \xef\xbf\xbd"));
+    }
+
+    void textFilesAreCappedAndChecked() {
+        const auto zero = runCli({"perplexity", model_, "/dev/zero", "--backend", "cpu"});
+        QCOMPARE(zero.status, 2);
+        QVERIFY2(contains(zero.err, "/dev/zero") && contains(zero.err, "larger than"),
+                 zero.err.c_str());
+        const std::string folder = dir_.path().toStdString();
+        const auto dir = runCli({"perplexity", model_, folder, "--backend", "cpu"});
+        QCOMPARE(dir.status, 2);
+        QVERIFY2(contains(dir.err, folder) && contains(dir.err, "is a folder"), dir.err.c_str());
+        QVERIFY(!contains(dir.err, "tokens"));
+        const auto missing = runCli({"perplexity", model_, folder + "/none.txt"});
+        QCOMPARE(missing.status, 2);
+        QVERIFY2(contains(missing.err, "no such file"), missing.err.c_str());
+
+        const auto text = runCli({"report", "quality", model_, "--text", "/dev/zero", "--battery",
+                                  "none", "--scheme", "int8-row"});
+        QCOMPARE(text.status, 2);
+        QVERIFY2(contains(text.err, "/dev/zero") && contains(text.err, "larger than"),
+                 text.err.c_str());
+        const auto battery = runCli({"report", "quality", model_, "--battery", "/dev/zero"});
+        QCOMPARE(battery.status, 2);
+        QVERIFY2(contains(battery.err, "factual battery") && contains(battery.err, "larger than"),
+                 battery.err.c_str());
+        const auto batteryDir = runCli({"report", "quality", model_, "--battery", folder});
+        QCOMPARE(batteryDir.status, 2);
+        QVERIFY2(contains(batteryDir.err, "is a folder"), batteryDir.err.c_str());
+    }
+
+    void commandsWithoutArgumentsPrintTheirUsage() {
+        for (const std::string command :
+             {"info", "tokenize", "generate", "perplexity", "bench", "report"}) {
+            const auto r = runCli({command});
+            QCOMPARE(r.status, 2);
+            QVERIFY2(contains(r.err, "  " + command + " "), r.err.c_str());
+            QVERIFY2(!contains(r.err, "  devices "), r.err.c_str()); // only that command's
+            QVERIFY(r.out.empty());
+            const auto help = runCli({command, "--help"});
+            QCOMPARE(help.status, 0);
+            QVERIFY(contains(help.out, "  " + command + " "));
+            QCOMPARE(runCli({"help", command}).out, help.out);
+        }
+        const auto one = runCli({"tokenize", model_});
+        QCOMPARE(one.status, 2);
+        QVERIFY2(contains(one.err, "missing TEXT") && contains(one.err, "tokenize MODEL TEXT"),
+                 one.err.c_str());
+        const auto extra = runCli({"info", model_, "surplus"});
+        QCOMPARE(extra.status, 2);
+        QVERIFY2(contains(extra.err, "'surplus'"), extra.err.c_str());
+        // No command at all is a mistake: usage on stderr; "help" asks for it on stdout.
+        const auto none = runCli({});
+        QCOMPARE(none.status, 2);
+        QVERIFY(none.out.empty() && contains(none.err, "Commands:"));
+        const auto help = runCli({"help"});
+        QCOMPARE(help.status, 0);
+        QVERIFY(contains(help.out, "Commands:") && help.err.empty());
+    }
+
+    // info builds the tokenizer, so it refuses what generate refuses; the error names the
+    // file and the field.
+    void infoRefusesBrokenTokenizers() {
+        QCOMPARE(runCli({"info", model_}).status, 0);
+        const std::string folder = dir_.path().toStdString();
+        const auto write = [&](const std::string& name, auto change) {
+            GgufWriter writer = tiny::writer();
+            change(writer);
+            const auto path = folder + "/" + name;
+            writer.write(path);
+            return path;
+        };
+        const auto badMerge = write("bad-merge.gguf", [](GgufWriter& w) {
+            w.setStringArray("tokenizer.ggml.merges", {"a b", "x y"});
+        });
+        const auto unknownPre = write("unknown-pre.gguf", [](GgufWriter& w) {
+            w.set("tokenizer.ggml.pre", std::string("no-such-splitter"));
+        });
+        const auto bosless = write("bosless.gguf", [](GgufWriter& w) {
+            w.set("tokenizer.ggml.add_bos_token", true);
+            w.remove("tokenizer.ggml.bos_token_id");
+        });
+        QCOMPARE(runCli({"info", write("tiny.gguf", [](GgufWriter&) {})}).status, 0);
+        for (const auto& [file, field] : std::vector<std::pair<std::string, std::string>>{
+                 {badMerge, "tokenizer.ggml.merges"},
+                 {unknownPre, "no-such-splitter"},
+                 {bosless, "tokenizer.ggml.add_bos_token"}}) {
+            const auto r = runCli({"info", file});
+            QCOMPARE(r.status, 1);
+            QVERIFY2(contains(r.err, "inferscope-cli info: " + file + ": "), r.err.c_str());
+            QVERIFY2(contains(r.err, field), r.err.c_str());
+            const auto g = runCli({"generate", file, "-p", "ab", "--backend", "cpu"});
+            QCOMPARE(g.status, 1);
+            QVERIFY2(contains(g.err, file), g.err.c_str());
+        }
+    }
+};
+
+QTEST_APPLESS_MAIN(TestCliInput)
+#include "test_cli_input.moc"
