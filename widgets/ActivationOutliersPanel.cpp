@@ -1,5 +1,6 @@
 #include "widgets/ActivationOutliersPanel.hpp"
 
+#include "widgets/LabJobs.hpp"
 #include "widgets/TableModel.hpp"
 
 #include <QHBoxLayout>
@@ -266,6 +267,11 @@ void ActivationOutliersPanel::rebuildChart() {
                    .arg(locale.toString(outliers_->number(row, 1), 'g', 3))
                    .arg(outliers_->data(outliers_->index(row, 5)).toString())
                    .arg(record_->positions));
+}
+
+void ActivationOutliersPanel::subscribe(const LabJobs& jobs) {
+    connect(&jobs, &LabJobs::activationsUpdated, this, &ActivationOutliersPanel::setActivations);
+    connect(&jobs, &LabJobs::modelLoaded, this, [this] { setActivations(nullptr); });
 }
 
 } // namespace inferscope::widgets

@@ -13,6 +13,7 @@ class QTableView;
 
 namespace inferscope::widgets {
 
+class LabJobs;
 class TableModel;
 
 // Bin edges equally spaced in log10 between low and high (both > 0); values <= low
@@ -35,6 +36,8 @@ public:
     static constexpr int kBinsPerDecade = 8;
 
     explicit ActivationOutliersPanel(QWidget* parent = nullptr);
+    // Follows the lab's jobs by itself: each run's prompt activations; cleared when a model loads.
+    void subscribe(const LabJobs& jobs);
     void setActivations(ActivationRecordPtr record);
     void setLayer(int layer);
     int layer() const;

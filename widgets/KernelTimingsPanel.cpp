@@ -1,5 +1,6 @@
 #include "widgets/KernelTimingsPanel.hpp"
 
+#include "widgets/LabJobs.hpp"
 #include "widgets/TableModel.hpp"
 
 #include <QHeaderView>
@@ -95,6 +96,11 @@ void KernelTimingsPanel::rebuild() {
                        .arg(locale.toString(total, 'f', 0))
                        .arg(run_->decodeKernels.size()));
     }
+}
+
+void KernelTimingsPanel::subscribe(const LabJobs& jobs) {
+    connect(&jobs, &LabJobs::runUpdated, this, &KernelTimingsPanel::setRun);
+    connect(&jobs, &LabJobs::modelLoaded, this, [this] { setRun(nullptr); });
 }
 
 } // namespace inferscope::widgets

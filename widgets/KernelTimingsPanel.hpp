@@ -6,6 +6,7 @@
 
 namespace inferscope::widgets {
 
+class LabJobs;
 class TableModel;
 
 // One row per kernel: dispatches and microseconds in the prefill and in the last decode
@@ -18,6 +19,8 @@ public:
     enum Series { DecodeStep };
 
     explicit KernelTimingsPanel(QWidget* parent = nullptr);
+    // Follows the lab's jobs by itself: the run as it streams; cleared when a model loads.
+    void subscribe(const LabJobs& jobs);
     void setRun(RunRecordPtr run);
     TableModel* model() const { return model_; }
     std::vector<compute::Table> dataTables() const override;

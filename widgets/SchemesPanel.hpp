@@ -14,6 +14,7 @@ class QSpinBox;
 
 namespace inferscope::widgets {
 
+class LabJobs;
 class TableModel;
 
 // The two reports joined by scheme: bits/weight, mean and worst relative weight error, then
@@ -27,6 +28,8 @@ public:
     enum Series { Values };
 
     explicit SchemesPanel(QWidget* parent = nullptr);
+    // Follows the lab's jobs by itself: the scheme reports and their progress (cleared on a load).
+    void subscribe(const LabJobs& jobs);
     // Every scheme models::WeightQuantizer knows, in the chapter's order.
     static QStringList allSchemes();
 

@@ -1,5 +1,6 @@
 #include "widgets/TimingsPanel.hpp"
 
+#include "widgets/LabJobs.hpp"
 #include "widgets/TableModel.hpp"
 
 #include <QLocale>
@@ -94,6 +95,11 @@ void TimingsPanel::rebuild() {
                     .arg(locale.toString(1e3 / run_->decodeTokensPerSecond(), 'f', 2));
     if (run_->cancelled) text += tr(" · stopped");
     setSummary(text);
+}
+
+void TimingsPanel::subscribe(const LabJobs& jobs) {
+    connect(&jobs, &LabJobs::runUpdated, this, &TimingsPanel::setRun);
+    connect(&jobs, &LabJobs::modelLoaded, this, [this] { setRun(nullptr); });
 }
 
 } // namespace inferscope::widgets
