@@ -1,5 +1,7 @@
 #include "compute/CpuBackend.hpp"
 
+#include <algorithm>
+
 namespace inferscope::compute {
 
 CpuBackend::CpuBackend(std::shared_ptr<const models::ReferenceTransformer> model, bool useCache)
@@ -39,12 +41,12 @@ std::uint32_t CpuBackend::vocabSize() const {
     return model_->config().vocabSize;
 }
 
-std::uint64_t CpuBackend::kvCacheBytes() const {
-    // The fp32 K and V rows held for the sequence (the uncached mode keeps none between calls).
-    std::uint64_t floats = 0;
-    for (const auto& layer : cache_.k) floats += layer.size();
-    for (const auto& layer : cache_.v) floats += layer.size();
-    return floats * sizeof(float);
+std::vector<std::uint64_t> CpuBackend::kvUsedBytesByLayer() const {
+    // The fp32 K and V rows held per layer (the uncached mode keeps none between calls).
+    std::vector<std::uint64_t> bytes(std::max(cache_.k.size(), cache_.v.size()), 0);
+    for (std::size_t l = 0; l < cache_.k.size(); ++l) bytes[l] += cache_.k[l].size() * sizeof(float);
+    for (std::size_t l = 0; l < cache_.v.size(); ++l) bytes[l] += cache_.v[l].size() * sizeof(float);
+    return bytes;
 }
 
 } // namespace inferscope::compute

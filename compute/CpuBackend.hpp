@@ -15,7 +15,7 @@ class CpuBackend : public DecoderBackend {
     std::vector<float> append(std::span<const std::int32_t> tokens) override;
     std::vector<float> appendAllLogits(std::span<const std::int32_t> tokens) override;
     std::uint32_t vocabSize() const override;
-    std::uint64_t kvCacheBytes() const override;
+    std::vector<std::uint64_t> kvUsedBytesByLayer() const override;
 
   private:
     std::shared_ptr<const models::ReferenceTransformer> model_;

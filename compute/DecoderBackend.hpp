@@ -21,9 +21,15 @@ class DecoderBackend {
     // and teacher forcing.
     virtual std::vector<float> appendAllLogits(std::span<const std::int32_t> tokens) = 0;
     virtual std::uint32_t vocabSize() const = 0;
-    // Bytes the backend holds for the sequence's keys and values right now, as it counts
-    // them (0: the backend does not report it). The KV cache panel sets this beside the formula.
-    virtual std::uint64_t kvCacheBytes() const { return 0; }
+    // Bytes the backend holds for the sequence's keys and values right now, per layer, as it
+    // counts them (empty: the backend does not report it). The KV cache panel sets these
+    // beside the formula.
+    virtual std::vector<std::uint64_t> kvUsedBytesByLayer() const { return {}; }
+    std::uint64_t kvUsedBytes() const {
+        std::uint64_t total = 0;
+        for (auto bytes : kvUsedBytesByLayer()) total += bytes;
+        return total;
+    }
 };
 
 } // namespace inferscope::compute

@@ -107,8 +107,10 @@ void Engine::build(const WeightSource& weights, const WeightCheck& has) {
     std::uint32_t context = options_.maxContextPerSequence ? options_.maxContextPerSequence
                                                            : std::max(c.contextLength, 1u);
     const std::uint32_t maxBlocks = std::min(capacityBlocks, (context + blockSize - 1) / blockSize);
-    kvCache_ = std::make_unique<KvCache>(c.layers, c.kvHeads, c.headDim, blockSize, capacityBlocks,
-                                         options_.maxSequences, maxBlocks);
+    // The cache stores f16 K and V: one position of a layer is 2 x kv heads x head dim x 2 B.
+    kvCache_ = std::make_unique<KvCache>(
+        std::vector<std::uint64_t>(c.layers, 2ull * c.kvHeads * c.headDim * sizeof(std::uint16_t)),
+        blockSize, capacityBlocks, options_.maxSequences, maxBlocks);
 
     const auto before = context_->allocatedBytes();
     layers_.resize(c.layers);
@@ -371,9 +373,9 @@ std::uint32_t Engine::dispatchesPerDecodeToken() const {
 EngineMemory Engine::memory() const {
     EngineMemory m;
     m.weightBytes = weightBytes_;
-    m.kvReservedBytes = kvCache_->bytesReservedPerLayer() * config_.layers;
-    m.kvAllocatedBytes = kvCache_->bytesAllocatedPerLayer() * config_.layers;
-    m.kvUsedBytes = kvCache_->bytesUsedPerLayer() * config_.layers;
+    for (const auto& layer : layers_) m.kvReservedBytes += layer.kv.size();
+    m.kvAllocatedBytes = kvCache_->allocatedBytes();
+    m.kvUsedBytes = kvCache_->usedBytes();
     m.activationBytes = buffers_->activationBytes;
     m.deviceBytes = context_->allocatedBytes();
     m.peakDeviceBytes = context_->peakAllocatedBytes();
@@ -518,8 +520,8 @@ StepResult Engine::runStep(const std::vector<SequenceInput>& batch, bool allLogi
         row += count;
         result.sequences.push_back(std::move(out));
     }
-    probes.kvBytesAllocatedPerLayer = kvCache_->bytesAllocatedPerLayer();
-    probes.kvBytesUsedPerLayer = kvCache_->bytesUsedPerLayer();
+    probes.kvAllocatedBytesByLayer = kvCache_->allocatedBytesByLayer();
+    probes.kvUsedBytesByLayer = kvCache_->usedBytesByLayer();
     if (!options_.cached) {
         // Uncached: nothing is kept between steps (its peak was measured during the step).
         for (const auto& entry : batch) kvCache_->truncate(entry.sequence, 0);

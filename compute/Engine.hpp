@@ -77,8 +77,9 @@ struct StepProbes {
     std::vector<KernelTime> kernels; // with ProbeOptions::kernelTimings
     // With ProbeOptions::residualMax: [layer][dimension] max |h| over this step's tokens.
     std::vector<std::vector<float>> residualMax;
-    std::uint64_t kvBytesAllocatedPerLayer = 0;
-    std::uint64_t kvBytesUsedPerLayer = 0;
+    // The KV cache's own per-layer accounting after the step (before an uncached step drops
+    // its positions again): bytes written, and bytes of the blocks handed out.
+    std::vector<std::uint64_t> kvUsedBytesByLayer, kvAllocatedBytesByLayer;
 };
 
 struct StepResult {
@@ -99,7 +100,7 @@ struct WeightMatrixInfo {
 
 struct EngineMemory {
     std::uint64_t weightBytes = 0;
-    std::uint64_t kvReservedBytes = 0; // the KV buffers of every layer (capacity)
+    std::uint64_t kvReservedBytes = 0; // the KV buffers of every layer (their real sizes)
     std::uint64_t kvAllocatedBytes = 0;
     std::uint64_t kvUsedBytes = 0;
     std::uint64_t activationBytes = 0;

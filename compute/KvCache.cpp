@@ -7,24 +7,55 @@
 
 namespace inferscope::compute {
 
+namespace {
+std::vector<std::uint64_t> uniformLayers(std::uint32_t layers, std::uint32_t kvHeads,
+                                         std::uint32_t headDim, std::uint32_t bytesPerElement) {
+    if (!layers || !kvHeads || !headDim || !bytesPerElement)
+        throw ComputeError("KV cache: every size must be positive");
+    return std::vector<std::uint64_t>(layers, 2ull * kvHeads * headDim * bytesPerElement);
+}
+
+std::uint64_t sum(const std::vector<std::uint64_t>& values) {
+    std::uint64_t total = 0;
+    for (auto v : values) total += v;
+    return total;
+}
+
+std::vector<std::uint64_t> scaled(const std::vector<std::uint64_t>& perPosition,
+                                  std::uint64_t positions) {
+    std::vector<std::uint64_t> bytes(perPosition.size());
+    for (std::size_t l = 0; l < bytes.size(); ++l) bytes[l] = perPosition[l] * positions;
+    return bytes;
+}
+} // namespace
+
 KvCache::KvCache(std::uint32_t layers, std::uint32_t kvHeads, std::uint32_t headDim,
                  std::uint32_t blockSize, std::uint32_t capacityBlocks, std::uint32_t maxSequences,
                  std::uint32_t maxBlocksPerSequence, std::uint32_t bytesPerElement)
-    : layers_(layers), kvHeads_(kvHeads), headDim_(headDim), blockSize_(blockSize),
+    : KvCache(uniformLayers(layers, kvHeads, headDim, bytesPerElement), blockSize, capacityBlocks,
+              maxSequences, maxBlocksPerSequence) {}
+
+KvCache::KvCache(std::vector<std::uint64_t> bytesPerPositionByLayer, std::uint32_t blockSize,
+                 std::uint32_t capacityBlocks, std::uint32_t maxSequences,
+                 std::uint32_t maxBlocksPerSequence)
+    : bytesPerPositionByLayer_(std::move(bytesPerPositionByLayer)), blockSize_(blockSize),
       capacityBlocks_(capacityBlocks), maxSequences_(maxSequences),
-      maxBlocksPerSequence_(maxBlocksPerSequence), bytesPerElement_(bytesPerElement) {
-    if (!layers || !kvHeads || !headDim || !blockSize || !capacityBlocks || !maxSequences ||
-        !maxBlocksPerSequence) {
+      maxBlocksPerSequence_(maxBlocksPerSequence) {
+    const bool emptyLayer =
+        std::find(bytesPerPositionByLayer_.begin(), bytesPerPositionByLayer_.end(), 0u) !=
+        bytesPerPositionByLayer_.end();
+    if (bytesPerPositionByLayer_.empty() || emptyLayer || !blockSize || !capacityBlocks ||
+        !maxSequences || !maxBlocksPerSequence) {
         throw ComputeError("KV cache: every size must be positive");
     }
     clear();
 }
 
-std::uint64_t KvCache::bytesPerToken() const {
-    return 2ull * layers_ * kvHeads_ * headDim_ * bytesPerElement_;
+std::uint64_t KvCache::kvBytesPerToken() const {
+    return sum(bytesPerPositionByLayer_);
 }
 
-std::uint64_t KvCache::bytesUsedPerLayer() const {
+std::uint32_t KvCache::usedPositions() const {
     // Positions held, counting a shared block once: per block, the most positions any
     // holder has written into it.
     std::map<std::uint32_t, std::uint32_t> filled;
@@ -36,9 +67,33 @@ std::uint64_t KvCache::bytesUsedPerLayer() const {
             f = std::max(f, inBlock);
         }
     }
-    std::uint64_t positions = 0;
+    std::uint32_t positions = 0;
     for (const auto& [block, count] : filled) positions += count;
-    return positions * bytesPerTokenPerLayer();
+    return positions;
+}
+
+std::vector<std::uint64_t> KvCache::usedBytesByLayer() const {
+    return scaled(bytesPerPositionByLayer_, usedPositions());
+}
+
+std::vector<std::uint64_t> KvCache::allocatedBytesByLayer() const {
+    return scaled(bytesPerPositionByLayer_, std::uint64_t(usedBlocks()) * blockSize_);
+}
+
+std::vector<std::uint64_t> KvCache::reservedBytesByLayer() const {
+    return scaled(bytesPerPositionByLayer_, std::uint64_t(capacityBlocks_) * blockSize_);
+}
+
+std::uint64_t KvCache::usedBytes() const {
+    return sum(usedBytesByLayer());
+}
+
+std::uint64_t KvCache::allocatedBytes() const {
+    return sum(allocatedBytesByLayer());
+}
+
+std::uint64_t KvCache::reservedBytes() const {
+    return sum(reservedBytesByLayer());
 }
 
 std::uint32_t KvCache::slotOf(SequenceId id) {

@@ -15,6 +15,10 @@ public:
     KvCache(std::uint32_t layers, std::uint32_t kvHeads, std::uint32_t headDim,
             std::uint32_t blockSize, std::uint32_t capacityBlocks, std::uint32_t maxSequences,
             std::uint32_t maxBlocksPerSequence, std::uint32_t bytesPerElement = 2);
+    // Layers of different shapes: bytes of one position's K and V per layer.
+    KvCache(std::vector<std::uint64_t> bytesPerPositionByLayer, std::uint32_t blockSize,
+            std::uint32_t capacityBlocks, std::uint32_t maxSequences,
+            std::uint32_t maxBlocksPerSequence);
 
     std::uint32_t blockSize() const { return blockSize_; }
     std::uint32_t capacityBlocks() const { return capacityBlocks_; }
@@ -24,16 +28,23 @@ public:
     std::uint32_t maxBlocksPerSequence() const { return maxBlocksPerSequence_; }
     std::uint32_t maxPositionsPerSequence() const { return maxBlocksPerSequence_ * blockSize_; }
 
-    // 2 (K and V) x layers x kv heads x head dim x bytes: the chapter's formula.
-    std::uint64_t bytesPerToken() const;
-    std::uint64_t bytesPerTokenPerLayer() const { return bytesPerToken() / layers_; }
-    std::uint64_t bytesPerBlockPerLayer() const { return bytesPerTokenPerLayer() * blockSize_; }
-    // Blocks handed out (allocated) vs positions actually written (used), per layer.
-    std::uint64_t bytesAllocatedPerLayer() const { return usedBlocks() * bytesPerBlockPerLayer(); }
-    std::uint64_t bytesUsedPerLayer() const;
-    std::uint64_t bytesReservedPerLayer() const {
-        return std::uint64_t(capacityBlocks_) * bytesPerBlockPerLayer();
+    // The cache's own accounting, per layer: one position's K and V in each layer (kv heads x
+    // head dim x 2 x element bytes; layers may differ), times the positions written (used),
+    // the positions of the blocks handed out (allocated) or of every block (reserved).
+    std::uint32_t layers() const { return std::uint32_t(bytesPerPositionByLayer_.size()); }
+    const std::vector<std::uint64_t>& bytesPerPositionByLayer() const {
+        return bytesPerPositionByLayer_;
     }
+    std::vector<std::uint64_t> usedBytesByLayer() const;
+    std::vector<std::uint64_t> allocatedBytesByLayer() const;
+    std::vector<std::uint64_t> reservedBytesByLayer() const;
+    // KV bytes per token: the sum over layers (the chapter's formula,
+    // models::ModelConfig::kvBytesPerToken, as this cache stores it).
+    std::uint64_t kvBytesPerToken() const;
+    std::uint64_t usedBytes() const;      // all layers
+    std::uint64_t allocatedBytes() const; // all layers
+    std::uint64_t reservedBytes() const;  // all layers
+    std::uint32_t usedPositions() const;  // written positions, a shared block counted once
 
     bool contains(SequenceId id) const { return sequences_.count(id) != 0; }
     // Creates the sequence (empty) if needed; returns its slot (row of the block tables).
@@ -64,8 +75,9 @@ private:
     const Sequence& sequence(SequenceId id) const;
     void dropBlock(std::uint32_t block);
 
-    std::uint32_t layers_, kvHeads_, headDim_, blockSize_, capacityBlocks_;
-    std::uint32_t maxSequences_, maxBlocksPerSequence_, bytesPerElement_;
+    std::vector<std::uint64_t> bytesPerPositionByLayer_;
+    std::uint32_t blockSize_, capacityBlocks_;
+    std::uint32_t maxSequences_, maxBlocksPerSequence_;
     std::vector<std::uint32_t> freeList_;
     std::vector<std::uint32_t> refCounts_;
     std::vector<std::uint32_t> freeSlots_;

@@ -34,8 +34,11 @@ std::uint32_t VulkanBackend::vocabSize() const {
     return engine_->config().vocabSize;
 }
 
-std::uint64_t VulkanBackend::kvCacheBytes() const {
-    return std::uint64_t(engine_->kvCache().length(sequence_)) * engine_->kvCache().bytesPerToken();
+std::vector<std::uint64_t> VulkanBackend::kvUsedBytesByLayer() const {
+    const auto& cache = engine_->kvCache();
+    auto bytes = cache.bytesPerPositionByLayer();
+    for (auto& b : bytes) b *= cache.length(sequence_);
+    return bytes;
 }
 
 } // namespace inferscope::compute

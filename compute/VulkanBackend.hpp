@@ -16,7 +16,7 @@ public:
     std::vector<float> append(std::span<const std::int32_t> tokens) override;
     std::vector<float> appendAllLogits(std::span<const std::int32_t> tokens) override;
     std::uint32_t vocabSize() const override;
-    std::uint64_t kvCacheBytes() const override;
+    std::vector<std::uint64_t> kvUsedBytesByLayer() const override;
 
     Engine& engine() { return *engine_; }
     // Probe records of the last append (timings, residual max, KV bytes).

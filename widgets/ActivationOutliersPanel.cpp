@@ -1,5 +1,6 @@
 #include "widgets/ActivationOutliersPanel.hpp"
 
+#include "widgets/LabJobs.hpp"
 #include "widgets/TableModel.hpp"
 
 #include <QHBoxLayout>
@@ -184,6 +185,11 @@ void ActivationOutliersPanel::rebuildChart() {
             .arg(locale.toString(median, 'f', 3))
             .arg(outliers_->data(outliers_->index(row, 5)).toString())
             .arg(record_->positions));
+}
+
+void ActivationOutliersPanel::subscribe(const LabJobs& jobs) {
+    connect(&jobs, &LabJobs::activationsUpdated, this, &ActivationOutliersPanel::setActivations);
+    connect(&jobs, &LabJobs::modelLoaded, this, [this] { setActivations(nullptr); });
 }
 
 } // namespace inferscope::widgets

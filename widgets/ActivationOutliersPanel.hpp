@@ -14,6 +14,7 @@ class QTableView;
 
 namespace inferscope::widgets {
 
+class LabJobs;
 class TableModel;
 
 // The panel's tables come from compute/experiments (the CLI prints the same ones).
@@ -28,6 +29,8 @@ public:
     static constexpr std::uint32_t kTopDimensions = 4; // as `report activations` by default
 
     explicit ActivationOutliersPanel(QWidget* parent = nullptr);
+    // Follows the lab's jobs by itself: each run's prompt activations; cleared when a model loads.
+    void subscribe(const LabJobs& jobs);
     void setActivations(ActivationRecordPtr record);
     void setLayer(int layer);
     int layer() const;

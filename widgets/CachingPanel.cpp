@@ -1,5 +1,6 @@
 #include "widgets/CachingPanel.hpp"
 
+#include "widgets/LabJobs.hpp"
 #include "widgets/TableModel.hpp"
 
 #include <QHBoxLayout>
@@ -117,6 +118,11 @@ void CachingPanel::rebuild() {
                    .arg(locale.toString(ratio, 'f', 2))
                    .arg(c.identicalTokens() ? tr("identical") : tr("DIFFER"))
                    .arg(c.cancelled ? tr(" · stopped") : QString()));
+}
+
+void CachingPanel::subscribe(const LabJobs& jobs) {
+    connect(&jobs, &LabJobs::comparisonReady, this, &CachingPanel::setComparison);
+    connect(&jobs, &LabJobs::modelLoaded, this, [this] { setComparison(nullptr); });
 }
 
 } // namespace inferscope::widgets

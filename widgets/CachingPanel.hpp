@@ -10,6 +10,7 @@ class QSpinBox;
 
 namespace inferscope::widgets {
 
+class LabJobs;
 class TableModel;
 
 // One row per generated token: the step time cached and uncached (token 1: the prefill),
@@ -22,6 +23,8 @@ public:
     enum Series { Cached, Uncached };
 
     explicit CachingPanel(QWidget* parent = nullptr);
+    // Follows the lab's jobs by itself: each cached vs uncached comparison (cleared on a load).
+    void subscribe(const LabJobs& jobs);
     void setComparison(CachingComparisonPtr comparison);
     CachingComparisonPtr comparison() const { return comparison_; }
     void setRunning(bool running);

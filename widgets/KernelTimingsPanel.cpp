@@ -1,6 +1,7 @@
 #include "widgets/KernelTimingsPanel.hpp"
 
 #include "compute/experiments/RunEvidence.hpp"
+#include "widgets/LabJobs.hpp"
 #include "widgets/TableModel.hpp"
 
 #include <QHeaderView>
@@ -138,6 +139,11 @@ void KernelTimingsPanel::rebuild() {
                    text;
         setSummary(text);
     }
+}
+
+void KernelTimingsPanel::subscribe(const LabJobs& jobs) {
+    connect(&jobs, &LabJobs::runUpdated, this, &KernelTimingsPanel::setRun);
+    connect(&jobs, &LabJobs::modelLoaded, this, [this] { setRun(nullptr); });
 }
 
 } // namespace inferscope::widgets

@@ -6,6 +6,7 @@
 
 namespace inferscope::widgets {
 
+class LabJobs;
 class TableModel;
 
 // One row per kernel: dispatches and microseconds in the prefill and in the last decode
@@ -20,6 +21,8 @@ public:
     explicit KernelTimingsPanel(QWidget* parent = nullptr);
     // A run without kernel timings (profiling off) keeps the last profiled run's breakdown on
     // show, marked as such; null clears the panel (a new model).
+    // Follows the lab's jobs by itself: the run as it streams; cleared when a model loads.
+    void subscribe(const LabJobs& jobs);
     void setRun(RunRecordPtr run);
     TableModel* model() const { return model_; }
     std::vector<compute::Table> dataTables() const override;

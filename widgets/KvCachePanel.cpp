@@ -1,5 +1,6 @@
 #include "widgets/KvCachePanel.hpp"
 
+#include "widgets/LabJobs.hpp"
 #include "widgets/TableModel.hpp"
 
 #include <QHeaderView>
@@ -148,6 +149,11 @@ void KvCachePanel::rebuild() {
                     .arg(run_->kvCapacityBlocks)
                     .arg(locale.toString(static_cast<double>(last.allocatedBytes) / kKiB, 'f', 1));
     setSummary(text);
+}
+
+void KvCachePanel::subscribe(const LabJobs& jobs) {
+    connect(&jobs, &LabJobs::runUpdated, this, &KvCachePanel::setRun);
+    connect(&jobs, &LabJobs::modelLoaded, this, [this] { setRun(nullptr); });
 }
 
 } // namespace inferscope::widgets

@@ -6,6 +6,7 @@
 
 namespace inferscope::widgets {
 
+class LabJobs;
 class TableModel;
 
 // One row per sample: tokens held, bytes measured, and the formula at fp32 and fp16, then
@@ -21,6 +22,8 @@ public:
     enum Series { Measured, FormulaFp32, FormulaFp16, Allocated };
 
     explicit KvCachePanel(QWidget* parent = nullptr);
+    // Follows the lab's jobs by itself: the run as it streams; cleared when a model loads.
+    void subscribe(const LabJobs& jobs);
     void setRun(RunRecordPtr run);
     TableModel* model() const { return model_; }
     TableModel* perLayerModel() const { return perLayer_; }

@@ -1,5 +1,6 @@
 #include "widgets/ModelCardPanel.hpp"
 
+#include "widgets/LabJobs.hpp"
 #include "widgets/TableModel.hpp"
 
 #include <QHBoxLayout>
@@ -92,6 +93,11 @@ void ModelCardPanel::rebuild() {
                    .arg(c.kvHeads)
                    .arg(locale.toString(totalBytes / kMiB, 'f', 1))
                    .arg(locale.toString(qulonglong(c.kvBytesPerToken(2)))));
+}
+
+void ModelCardPanel::subscribe(const LabJobs& jobs) {
+    connect(&jobs, &LabJobs::modelLoaded, this,
+            [this](const LoadedModelPtr& model) { setModel(model ? model->card : nullptr); });
 }
 
 } // namespace inferscope::widgets

@@ -9,6 +9,7 @@ class QTableView;
 
 namespace inferscope::widgets {
 
+class LabJobs;
 class TableModel;
 
 class ModelCardPanel : public ChartPanel {
@@ -17,6 +18,8 @@ public:
     enum Series { WeightBytes };
 
     explicit ModelCardPanel(QWidget* parent = nullptr);
+    // Follows the lab's jobs by itself: each model that loads.
+    void subscribe(const LabJobs& jobs);
     void setModel(ModelRecordPtr model);
     ModelRecordPtr modelRecord() const { return model_; }
     TableModel* infoModel() const { return info_; }

@@ -1,5 +1,6 @@
 #include "widgets/QuantLevelsPanel.hpp"
 
+#include "widgets/LabJobs.hpp"
 #include "widgets/TableModel.hpp"
 
 #include <QHBoxLayout>
@@ -160,6 +161,11 @@ void QuantLevelsPanel::rebuild() {
                    .arg(median(5))
                    .arg(median(6))
                    .arg(ceiling));
+}
+
+void QuantLevelsPanel::subscribe(const LabJobs& jobs) {
+    connect(&jobs, &LabJobs::activationsUpdated, this, &QuantLevelsPanel::setActivations);
+    connect(&jobs, &LabJobs::modelLoaded, this, [this] { setActivations(nullptr); });
 }
 
 } // namespace inferscope::widgets

@@ -10,6 +10,7 @@ class QSpinBox;
 
 namespace inferscope::widgets {
 
+class LabJobs;
 class TableModel;
 
 // The panel draws experiments::levelsByDimension and shows experiments::activationReport's
@@ -22,6 +23,8 @@ public:
     enum Series { Int8Tensor, Int8Excluded, Int4Tensor, Int4Excluded };
 
     explicit QuantLevelsPanel(QWidget* parent = nullptr);
+    // Follows the lab's jobs by itself: each run's prompt recording; cleared when a model loads.
+    void subscribe(const LabJobs& jobs);
     void setActivations(ActivationRecordPtr record);
     void setLayer(int layer);
     int layer() const { return layer_; }

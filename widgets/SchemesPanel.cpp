@@ -1,6 +1,7 @@
 #include "widgets/SchemesPanel.hpp"
 
 #include "models/WeightQuantizer.hpp"
+#include "widgets/LabJobs.hpp"
 #include "widgets/TableModel.hpp"
 
 #include <QComboBox>
@@ -251,6 +252,19 @@ void SchemesPanel::rebuild() {
                    .arg(names[best], locale.toString(values[best], 'g', 4), names[worst],
                         locale.toString(values[worst], 'g', 4))
                    .arg(names.size()));
+}
+
+void SchemesPanel::subscribe(const LabJobs& jobs) {
+    connect(&jobs, &LabJobs::weightReportReady, this,
+            [this](const TablesPtr& tables) { setWeightReport(*tables); });
+    connect(&jobs, &LabJobs::qualityReportReady, this,
+            [this](const TablesPtr& tables) { setQualityReport(*tables); });
+    connect(&jobs, &LabJobs::jobProgress, this,
+            [this](quint64, JobKind kind, const QString& stage, int percent) {
+                if (kind == JobKind::WeightReport || kind == JobKind::QualityReport)
+                    setProgress(stage, percent);
+            });
+    connect(&jobs, &LabJobs::modelLoaded, this, [this] { clearReports(); });
 }
 
 } // namespace inferscope::widgets

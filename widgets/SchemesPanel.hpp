@@ -15,6 +15,7 @@ class QSpinBox;
 
 namespace inferscope::widgets {
 
+class LabJobs;
 class TableModel;
 
 // The panel draws experiments::schemeComparisonTable.
@@ -26,6 +27,8 @@ public:
     enum Series { Values };
 
     explicit SchemesPanel(QWidget* parent = nullptr);
+    // Follows the lab's jobs by itself: the scheme reports and their progress (cleared on a load).
+    void subscribe(const LabJobs& jobs);
     // Every scheme models::WeightQuantizer knows, in the chapter's order.
     static QStringList allSchemes();
 

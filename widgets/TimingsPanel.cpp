@@ -1,6 +1,7 @@
 #include "widgets/TimingsPanel.hpp"
 
 #include "compute/experiments/RunEvidence.hpp"
+#include "widgets/LabJobs.hpp"
 #include "widgets/TableModel.hpp"
 
 #include <QLocale>
@@ -114,6 +115,11 @@ void TimingsPanel::rebuild() {
     }
     if (run_->cancelled) text += tr(" · stopped");
     setSummary(text);
+}
+
+void TimingsPanel::subscribe(const LabJobs& jobs) {
+    connect(&jobs, &LabJobs::runUpdated, this, &TimingsPanel::setRun);
+    connect(&jobs, &LabJobs::modelLoaded, this, [this] { setRun(nullptr); });
 }
 
 } // namespace inferscope::widgets

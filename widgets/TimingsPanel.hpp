@@ -7,6 +7,7 @@
 
 namespace inferscope::widgets {
 
+class LabJobs;
 class TableModel;
 
 // One row for the prefill, then one per decode step: phase, tokens fed, tokens in the
@@ -19,6 +20,8 @@ public:
     enum Series { DecodeSteps, FirstToken, PrefillPerToken };
 
     explicit TimingsPanel(QWidget* parent = nullptr);
+    // Follows the lab's jobs by itself: the run as it streams; cleared when a model loads.
+    void subscribe(const LabJobs& jobs);
     void setRun(RunRecordPtr run);
     RunRecordPtr run() const { return run_; }
     TableModel* model() const { return model_; }

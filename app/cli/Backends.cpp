@@ -1,8 +1,5 @@
 #include "app/cli/Backends.hpp"
 
-#include "compute/CpuBackend.hpp"
-#include "compute/VulkanBackend.hpp"
-
 namespace inferscope::cli {
 
 void addBackendOptions(OptionSpec& spec) {
@@ -10,36 +7,34 @@ void addBackendOptions(OptionSpec& spec) {
     spec.flags.insert("--no-cache");
 }
 
-BackendChoice backendChoice(const Arguments& a) {
-    BackendChoice choice;
-    choice.backend = a.valueOr("--backend", "vulkan");
-    if (choice.backend != "vulkan" && choice.backend != "cpu")
-        throw UsageError("unknown backend '" + choice.backend + "' (choose vulkan or cpu)");
-    choice.useCache = !a.flag("--no-cache");
-    choice.engine.cached = choice.useCache;
+BackendArguments backendArguments(const Arguments& a) {
+    BackendArguments result;
+    const std::string backend = a.valueOr("--backend", "vulkan");
+    if (backend != "vulkan" && backend != "cpu")
+        throw UsageError("unknown backend '" + backend + "' (choose vulkan or cpu)");
+    if (backend == "cpu" && (a.value("--device") || a.value("--format")))
+        throw UsageError("--device and --format apply to the vulkan backend only");
+    result.choice.kind =
+        backend == "cpu" ? compute::BackendChoice::Kind::Cpu : compute::BackendChoice::Kind::Vulkan;
+    result.useCache = !a.flag("--no-cache");
     if (a.value("--device"))
-        choice.engine.device.deviceIndex = static_cast<std::uint32_t>(a.integer("--device", 0, 0, 64));
+        result.choice.deviceIndex = static_cast<std::uint32_t>(a.integer("--device", 0, 0, 64));
     if (auto format = a.value("--format")) {
-        auto parsed = compute::weightFormatFromName(*format);
-        if (!parsed)
+        if (!compute::weightFormatFromName(*format))
             throw UsageError("unknown weight format '" + *format +
                              "' (known: " + compute::weightFormatNames() + ")");
-        choice.engine.weightFormat = *parsed;
+        result.choice.weightFormat = *format;
     }
-    if (choice.backend == "cpu" && (a.value("--device") || a.value("--format")))
-        throw UsageError("--device and --format apply to the vulkan backend only");
-    return choice;
+    return result;
 }
 
-std::unique_ptr<compute::DecoderBackend> makeBackend(const models::LoadedModel& model,
-                                                     const BackendChoice& choice) {
-    if (choice.backend == "cpu") {
-        auto reference = std::make_shared<const models::ReferenceTransformer>(
-            model.config, models::dequantizeAll(model.weights));
-        return std::make_unique<compute::CpuBackend>(reference, choice.useCache);
-    }
-    auto engine = std::make_shared<compute::Engine>(model, choice.engine);
-    return std::make_unique<compute::VulkanBackend>(engine);
+compute::EngineOptions BackendArguments::engineOptions() const {
+    compute::EngineOptions options;
+    options.device.deviceIndex = choice.deviceIndex;
+    options.cached = useCache;
+    if (!choice.weightFormat.empty())
+        options.weightFormat = *compute::weightFormatFromName(choice.weightFormat);
+    return options;
 }
 
 } // namespace inferscope::cli

@@ -1,28 +1,23 @@
 #pragma once
-// Builds the DecoderBackend a command asked for with --backend (vulkan by default, cpu for
-// the reference) and the Vulkan options every command shares (--device, --format).
+// The backend options every Vulkan-using command shares (--backend, --device, --format,
+// --no-cache), read into the lab session's BackendChoice; the session builds the backend.
 #include "app/cli/Arguments.hpp"
-#include "compute/DecoderBackend.hpp"
+#include "compute/Backends.hpp"
 #include "compute/Engine.hpp"
-#include "models/LoadedModel.hpp"
-
-#include <memory>
-#include <string>
 
 namespace inferscope::cli {
 
-struct BackendChoice {
-    std::string backend = "vulkan"; // "vulkan" or "cpu"
+struct BackendArguments {
+    compute::BackendChoice choice;
     bool useCache = true;
-    compute::EngineOptions engine;   // device, weight format, probes
+    bool vulkan() const { return choice.kind == compute::BackendChoice::Kind::Vulkan; }
+    // The engine options they mean, for commands that size engines of their own (bench).
+    compute::EngineOptions engineOptions() const;
 };
 
 // Reads --backend, --device, --format and --no-cache where the command declared them.
-BackendChoice backendChoice(const Arguments& arguments);
+BackendArguments backendArguments(const Arguments& arguments);
 // Options every Vulkan-using command accepts.
 void addBackendOptions(OptionSpec& spec);
-
-std::unique_ptr<compute::DecoderBackend> makeBackend(const models::LoadedModel& model,
-                                                     const BackendChoice& choice);
 
 } // namespace inferscope::cli

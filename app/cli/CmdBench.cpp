@@ -49,14 +49,15 @@ int runBench(const CommandArgs& args, std::ostream& out) {
     if (a.positionals().size() != 1)
         throw UsageError("usage: bench MODEL [--formats fp16,...] [--prompts 16,64,256,512] "
                          "[--contexts 16,256,1024] [--decode N] [--batches 1,4] [--json]");
-    BackendChoice choice = backendChoice(a);
-    if (choice.backend != "vulkan") throw UsageError("bench measures the vulkan backend");
+    const BackendArguments backend = backendArguments(a);
+    if (!backend.vulkan()) throw UsageError("bench measures the vulkan backend");
+    const compute::EngineOptions engineOptions = backend.engineOptions();
     auto prompts = parseList(a.valueOr("--prompts", "16,64,256,512"), "--prompts");
     auto contexts = parseList(a.valueOr("--contexts", "16,256,1024"), "--contexts");
     auto batches = parseList(a.valueOr("--batches", "1"), "--batches");
     auto decodeSteps = static_cast<std::uint32_t>(a.integer("--decode", 32, 1, 4096));
     std::vector<std::string> formats =
-        parseNames(a.valueOr("--formats", std::string(compute::weightFormatName(choice.engine.weightFormat))));
+        parseNames(a.valueOr("--formats", std::string(compute::weightFormatName(engineOptions.weightFormat))));
     bool quiet = a.flag("--quiet") || a.flag("--json");
     auto progress = [&](const std::string& what) {
         if (!quiet) std::cerr << "bench: " << what << "\n";
@@ -101,7 +102,7 @@ int runBench(const CommandArgs& args, std::ostream& out) {
         if (!format)
             throw UsageError("unknown weight format '" + formatName +
                              "' (known: " + compute::weightFormatNames() + ")");
-        compute::EngineOptions options = choice.engine;
+        compute::EngineOptions options = engineOptions;
         options.weightFormat = *format;
         options.kvCapacityTokens = std::max<std::uint32_t>(options.kvCapacityTokens, longest * maxBatch + 64);
         options.maxSequences = std::max(options.maxSequences, maxBatch);

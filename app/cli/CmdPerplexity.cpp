@@ -2,6 +2,7 @@
 #include "app/cli/Backends.hpp"
 #include "app/cli/Commands.hpp"
 #include "app/cli/Output.hpp"
+#include "compute/LabSession.hpp"
 #include "models/Perplexity.hpp"
 #include "models/TextFile.hpp"
 #include "models/Tokenizer.hpp"
@@ -15,7 +16,7 @@ int runPerplexity(const CommandArgs& args, std::ostream& out) {
     OptionSpec spec{{"--ctx", "--tokens"}, {"--json", "--quiet"}, {}};
     addBackendOptions(spec);
     Arguments a(args, spec);
-    BackendChoice choice = backendChoice(a);
+    const BackendArguments backend = backendArguments(a);
     a.requirePositionals({"MODEL", "FILE"});
     std::filesystem::path file = a.positional(1, "FILE") == "default"
                                      ? models::defaultCorpusPath()
@@ -25,13 +26,19 @@ int runPerplexity(const CommandArgs& args, std::ostream& out) {
     // Capped: a folder, /dev/zero or a huge file gets one clear error (models/TextFile.hpp).
     std::string text = models::readTextFile(file);
 
-    auto model = loadModelArgument(a.positional(0, "MODEL"));
+    // The lab session builds the backend (no warm-up: nothing here is timed per token).
+    compute::LabSession session;
+    compute::LoadOptions load;
+    load.choice = backend.choice;
+    load.warmUp = false;
+    session.load(models::resolveModelPath(a.positional(0, "MODEL")), load);
+    if (!backend.useCache) session.setCached(false);
+    const auto& model = session.model();
     if (model.config.contextLength && context > model.config.contextLength)
         throw UsageError("--ctx " + std::to_string(context) + " exceeds the model's context of " +
                          std::to_string(model.config.contextLength));
-    models::Tokenizer tokenizer(model.tokenizer);
+    const auto& tokenizer = session.tokenizer();
     auto tokens = tokenizer.encode(text, true, false);
-    auto backend = makeBackend(model, choice);
 
     models::PerplexityOptions options;
     options.context = context;
@@ -44,13 +51,12 @@ int runPerplexity(const CommandArgs& args, std::ostream& out) {
                       << running << "\n";
     };
     auto start = std::chrono::steady_clock::now();
-    auto result = models::computePerplexity(tokens, model.config.vocabSize, options,
-                                            [&](std::span<const std::int32_t> window) {
-                                                backend->reset();
-                                                return backend->appendAllLogits(window);
-                                            });
-    double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    auto result = models::computePerplexity(
+        tokens, model.config.vocabSize, options, [&](std::span<const std::int32_t> window) {
+            session.backend().reset();
+            return session.backend().appendAllLogits(window);
+        });
+    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
     compute::Table t;
     t.id = "perplexity";
@@ -63,7 +69,7 @@ int runPerplexity(const CommandArgs& args, std::ostream& out) {
     t.addRow({std::string("context"), static_cast<std::int64_t>(context)});
     t.addRow({std::string("chunks"), static_cast<std::int64_t>(result.chunks)});
     t.addRow({std::string("scored tokens"), static_cast<std::int64_t>(result.scoredTokens)});
-    t.addRow({std::string("backend"), backend->name()});
+    t.addRow({std::string("backend"), session.backendName()});
     t.addRow({std::string("seconds"), seconds});
     t.notes.push_back("Rule: non-overlapping chunks of the context size; the second half of each "
                       "chunk is scored (as llama.cpp's llama-perplexity does).");

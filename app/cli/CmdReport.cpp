@@ -2,17 +2,10 @@
 #include "app/cli/Arguments.hpp"
 #include "app/cli/Commands.hpp"
 #include "app/cli/Output.hpp"
-#include "compute/CpuBackend.hpp"
+#include "compute/LabSession.hpp"
 #include "compute/experiments/ActivationReport.hpp"
-#include "compute/experiments/QualityReport.hpp"
 #include "compute/experiments/WeightReport.hpp"
-#include "models/ChatTemplate.hpp"
-#include "models/ReferenceTransformer.hpp"
-#include "models/TextFile.hpp"
-#include "models/Tokenizer.hpp"
 
-#include <cstdlib>
-#include <fstream>
 #include <iostream>
 #include <ostream>
 #include <sstream>
@@ -50,7 +43,7 @@ int reportWeights(const CommandArgs& args, std::ostream& out) {
     if (auto list = a.value("--scheme")) options.schemes = parseSchemes(*list);
     options.matrix = a.value("--matrix");
     options.threads = static_cast<unsigned>(a.integer("--threads", 2, 1, 256));
-    auto model = loadModelArgument(a.positional(0, "MODEL"));
+    const auto model = loadModelArgument(a.positional(0, "MODEL"));
     if (options.matrix &&
         !compute::experiments::canonicalProjectionName(*options.matrix).has_value())
         throw UsageError("--matrix: '" + *options.matrix +
@@ -65,7 +58,11 @@ int reportActivations(const CommandArgs& args, std::ostream& out) {
     if (a.positionals().size() != 1) throw UsageError(kReportUsage);
     auto prompt = a.value("--prompt");
     if (!prompt) throw UsageError("missing -p PROMPT");
-    auto model = loadModelArgument(a.positional(0, "MODEL"));
+    compute::LabSession session; // the model and tokenizer; the CPU reference records
+    compute::LoadOptions load;
+    load.buildBackend = false;
+    session.load(models::resolveModelPath(a.positional(0, "MODEL")), load);
+    const auto& model = session.model();
     compute::experiments::ActivationReportOptions options;
     if (a.value("--layer"))
         options.layer = static_cast<std::uint32_t>(
@@ -73,18 +70,12 @@ int reportActivations(const CommandArgs& args, std::ostream& out) {
     options.topK = static_cast<std::uint32_t>(
         a.integer("--top", 4, 1, std::max<long long>(1, model.config.hiddenSize - 1)));
 
-    models::Tokenizer tokenizer(model.tokenizer);
-    std::string text = *prompt;
-    if (a.flag("--chat"))
-        text = models::formatChat(models::detectChatFormat(model.tokenizer), {{"user", *prompt}},
-                                  true);
-    const auto tokens = tokenizer.encode(text, true, true);
-    if (tokens.empty()) throw UsageError("the prompt encodes to no tokens");
-    if (model.config.contextLength && tokens.size() > model.config.contextLength)
-        throw UsageError("the prompt is longer than the model's context");
-
-    models::ReferenceTransformer transformer(model.config, models::dequantizeAll(model.weights));
-    const auto recording = compute::experiments::recordResidualStream(transformer, tokens);
+    compute::GenerationRequest request;
+    request.prompt = *prompt;
+    request.chat = a.flag("--chat");
+    request.maxNewTokens = 0;
+    const auto tokens = session.promptIds(request); // std::invalid_argument: a usage error
+    const auto recording = *session.recordResidualStream(tokens);
     nlohmann::json extra = nlohmann::json::object();
     extra["prompt_tokens"] = tokens.size();
     if (!a.flag("--json"))
@@ -95,74 +86,34 @@ int reportActivations(const CommandArgs& args, std::ostream& out) {
     return 0;
 }
 
-// The battery shipped in resources/: $INFERSCOPE_RESOURCES, ./resources, or the source tree
-// next to the build folder that holds this executable (build-x/app/inferscope-cli).
-std::filesystem::path defaultBatteryPath() {
-    std::vector<std::filesystem::path> candidates;
-    if (const char* dir = std::getenv("INFERSCOPE_RESOURCES")) candidates.emplace_back(dir);
-    candidates.emplace_back("resources");
-    std::error_code error;
-    const auto exe = std::filesystem::read_symlink("/proc/self/exe", error);
-    if (!error) candidates.push_back(exe.parent_path().parent_path().parent_path() / "resources");
-    for (const auto& dir : candidates)
-        if (std::filesystem::exists(dir / "factual-battery.json", error))
-            return dir / "factual-battery.json";
-    throw UsageError("cannot find resources/factual-battery.json: pass --battery FILE");
-}
-
 int reportQuality(const CommandArgs& args, std::ostream& out) {
     Arguments a(
         args,
         {{"--scheme", "--text", "--tokens", "--ctx", "--battery", "--agreement"}, {"--json"}, {}});
     if (a.positionals().size() != 1) throw UsageError(kReportUsage);
-    compute::experiments::QualityInputs inputs;
-    if (auto list = a.value("--scheme")) inputs.schemes = parseSchemes(*list);
-    inputs.context = static_cast<std::uint32_t>(a.integer("--ctx", 512, 4, 1 << 20));
-    const auto tokenCount = static_cast<std::size_t>(a.integer("--tokens", 2048, 0, 1LL << 30));
-    inputs.agreementTokens = static_cast<std::int32_t>(a.integer("--agreement", 144, 0, 1 << 20));
-    const std::string batteryArgument = a.valueOr("--battery", "");
-    compute::experiments::FactualBattery battery;
-    if (batteryArgument != "none") {
-        try {
-            battery = compute::experiments::loadFactualBattery(
-                batteryArgument.empty() ? defaultBatteryPath()
-                                        : std::filesystem::path(batteryArgument));
-        } catch (const std::invalid_argument& e) {
-            throw UsageError(e.what());
-        }
-    }
+    compute::QualityRequest request;
+    if (auto list = a.value("--scheme")) request.schemes = parseSchemes(*list);
+    request.context = static_cast<std::uint32_t>(a.integer("--ctx", 512, 4, 1 << 20));
+    request.perplexityTokens = a.integer("--tokens", 2048, 0, 1LL << 30);
+    request.requireText = true;
+    if (a.valueOr("--text", "default") != "default") request.text = *a.value("--text");
+    request.agreementTokens = static_cast<std::int32_t>(a.integer("--agreement", 144, 0, 1 << 20));
+    const std::string battery = a.valueOr("--battery", "");
+    if (battery == "none") request.batteryQuestions = 0;
+    else if (!battery.empty()) request.battery = battery;
+    request.requireBattery = true;
 
-    auto model = loadModelArgument(a.positional(0, "MODEL"));
-    models::Tokenizer tokenizer(model.tokenizer);
-    if (tokenCount > 0) {
-        const std::filesystem::path file = a.valueOr("--text", "default") == "default"
-                                               ? models::defaultCorpusPath()
-                                               : std::filesystem::path(*a.value("--text"));
-        inputs.perplexityTokens = tokenizer.encode(models::readTextFile(file), true, false);
-        if (inputs.perplexityTokens.size() > tokenCount) inputs.perplexityTokens.resize(tokenCount);
-        if (model.tokenizer.addBos) inputs.bosId = tokenizer.bos();
-    }
-    const auto format = models::detectChatFormat(model.tokenizer);
-    for (const auto& question : battery.questions)
-        inputs.battery.push_back(
-            {tokenizer.encode(models::formatChat(format, {{"user", question.question}}, true), true,
-                              true),
-             question.accepted});
-    inputs.maxNewTokens = battery.maxNewTokens;
-    inputs.stopTokens = tokenizer.stopTokens();
-    inputs.decode = [&](std::span<const std::int32_t> ids) { return tokenizer.decode(ids, true); };
+    // The model and tokenizer; each scheme gets a CPU reference of its own weights.
+    compute::LabSession session;
+    compute::LoadOptions load;
+    load.buildBackend = false;
+    session.load(models::resolveModelPath(a.positional(0, "MODEL")), load);
     const bool json = a.flag("--json");
-    inputs.progress = [&](const std::string& line) {
+    compute::JobControl control;
+    control.progress = [&](const std::string& line, int) {
         if (!json) std::cerr << line << std::endl;
     };
-    const auto tables = compute::experiments::qualityReport(
-        model.weights, inputs, [&](models::ReferenceWeights weights) {
-            auto reference = std::make_shared<const models::ReferenceTransformer>(
-                model.config, std::move(weights));
-            return std::unique_ptr<compute::DecoderBackend>(
-                std::make_unique<compute::CpuBackend>(reference, true));
-        });
-    printTables(out, tables, json);
+    printTables(out, session.qualityReport(request, control), json);
     return 0;
 }
 

@@ -1,9 +1,12 @@
 #pragma once
 // The inferscope window: load a model (worker thread, progress, cancel), write a prompt,
 // Generate / Stop with streaming output, and the panels that fill in as the run goes.
-// Public slots and signals double as the interface the command line and tests drive.
-#include "app/gui/GenerationWorker.hpp"
+// The lab's jobs run in widgets::LabJobs (a compute::LabSession on its own thread); the panels
+// subscribe to its records themselves, the window starts, stops and drops jobs and keeps the
+// status bar. Public slots and signals double as the interface the command line and tests drive.
+#include "app/gui/LabTypes.hpp"
 #include "app/gui/Settings.hpp"
+#include "widgets/LabJobs.hpp"
 
 #include <QMainWindow>
 #include <QThread>
@@ -50,12 +53,18 @@ public:
     // The model named in the settings, or on first start the default model if set-up placed it.
     void restoreModel();
     QString modelPath() const { return modelPath_; }
-    bool isLoading() const { return loadJob_ != 0; }
-    bool isGenerating() const { return runJob_ != 0; }
+    bool isLoading() const { return jobs_->running(widgets::JobKind::Load); }
+    bool isGenerating() const { return jobs_->running(widgets::JobKind::Generate); }
     bool hasModel() const { return !modelPath_.isEmpty(); }
-    bool isComparing() const { return compareJob_ != 0; }
-    bool isReporting() const { return schemeJob_ != 0; }
-    bool isBusy() const { return isGenerating() || isComparing() || isReporting(); }
+    bool isComparing() const { return jobs_->running(widgets::JobKind::CompareCaching); }
+    bool isReporting() const {
+        return jobs_->running(widgets::JobKind::WeightReport) ||
+               jobs_->running(widgets::JobKind::QualityReport);
+    }
+    bool isSwitchingScheme() const { return jobs_->running(widgets::JobKind::SwitchFormat); }
+    bool isBusy() const {
+        return isGenerating() || isComparing() || isReporting() || isSwitchingScheme();
+    }
     BackendChoice backendChoice() const { return backendChoice_; }
     QString backendName() const { return backendName_; }
 
@@ -77,6 +86,7 @@ public:
     QSpinBox* maxTokensBox() const { return maxTokensSpin_; }
     QAction* generateAction() const { return generateAction_; }
     QAction* stopAction() const { return stopAction_; }
+    widgets::LabJobs* jobs() const { return jobs_.get(); }
     double presentationScale() const { return settings_.presentationScale; }
     const GuiSettings& settings() const { return settings_; }
 
@@ -96,7 +106,8 @@ public slots:
     // The quantization lab's weight-error or quality report (false: busy or no model).
     bool runSchemeReport(const SchemeReportRequest& request);
     void cancelSchemeReport();
-    // Generation with a lab scheme: reloads on the GPU if it has that format, else says why not.
+    // Generation with a lab scheme: re-packs the GPU engine's weights in place (no file read,
+    // same Vulkan context) if it has that format, else says why not.
     void setGenerationScheme(const QString& scheme);
 
 signals:
@@ -107,6 +118,8 @@ signals:
     void exported(const QStringList& files);
     void comparisonFinished(bool completed);
     void schemeReportFinished(bool completed); // false: failed or cancelled
+    // A scheme switch in place ended (false: it failed); the status bar shows its time.
+    void generationSchemeSwitched(bool completed);
 
 protected:
     void closeEvent(QCloseEvent* event) override;
@@ -125,37 +138,21 @@ private:
     void exportAllDialog();
     void showError(const QString& title, const QString& message);
 
-    void onLoadProgress(quint64 job, const QString& stage, int percent);
-    void onModelLoaded(quint64 job, const LoadedModelInfo& info);
-    void onLoadFailed(quint64 job, const QString& error);
-    void onLoadCancelled(quint64 job);
-    void onGenerationStarted(quint64 job, int promptTokens);
-    void onTextGenerated(quint64 job, const QString& text);
-    void onRunProgress(quint64 job, const widgets::RunRecordPtr& run);
-    void onActivations(quint64 job, const widgets::ActivationRecordPtr& record);
-    void onGenerationFinished(quint64 job, const widgets::RunRecordPtr& run, const QString& text);
-    void onGenerationFailed(quint64 job, const QString& error);
-    void onComparisonFinished(quint64 job, const widgets::CachingComparisonPtr& result);
-    void onComparisonFailed(quint64 job, const QString& error);
-    void onSchemeReportProgress(quint64 job, const QString& line, int percent);
-    void onSchemeReportFinished(quint64 job, bool quality, const TablesPtr& tables);
-    void onSchemeReportFailed(quint64 job, const QString& error);
-    void dropJobs(); // answers to running side jobs belong to the old model
-    GenerationRequest requestFromUi();
+    void subscribe(); // the window's own records: model label, output text, status bar
+    void onModelLoaded(const widgets::LoadedModelPtr& model);
+    void onFormatSwitched(const widgets::FormatSwitchPtr& result);
+    void onJobProgress(widgets::JobKind kind, const QString& stage, int percent);
+    void onJobEnded(widgets::JobKind kind, const QString& error, bool failed);
+    void dropJobs(); // answers to running jobs belong to the old model
+    compute::GenerationRequest requestFromUi();
 
     GuiSettings settings_;
-    QThread workerThread_;
-    std::unique_ptr<GenerationWorker> worker_; // lives on workerThread_, deleted after it ends
-    quint64 nextJob_ = 1;
-    quint64 loadJob_ = 0, runJob_ = 0; // 0: none; answers to other jobs are dropped
-    quint64 lastRunJob_ = 0; // the latest run, finished or not: its late activations still count
-    quint64 compareJob_ = 0, schemeJob_ = 0;
-    CancelFlag compareCancel_, schemeCancel_;
+    std::unique_ptr<widgets::LabJobs> jobs_;
     bool factoryInjected_ = false;
     BackendChoice backendChoice_;
     QString backendName_;
-    LoadTicketPtr loadTicket_;
-    CancelFlag runCancel_;
+    compute::RunRecordPtr lastRun_; // for the status bar
+    QString loadedText_;            // the status once the current load ends
     QString modelPath_, loadingPath_;
     bool modelHasChat_ = false;
     QFont baseFont_;

@@ -123,6 +123,26 @@ models::ReferenceWeights quantizedReferenceWeights(const models::WeightStore& we
     return result;
 }
 
+std::uint32_t perplexityContext(std::size_t textTokens, std::uint32_t requestedContext) {
+    if (textTokens < kMinimumPerplexityTokens)
+        throw std::invalid_argument("perplexity needs at least " +
+                                    std::to_string(kMinimumPerplexityTokens) +
+                                    " tokens of text, got " + std::to_string(textTokens));
+    if (requestedContext < kMinimumPerplexityTokens)
+        throw std::invalid_argument("a perplexity window of " + std::to_string(requestedContext) +
+                                    " tokens is too short: at least " +
+                                    std::to_string(kMinimumPerplexityTokens));
+    return std::uint32_t(std::min<std::size_t>(requestedContext, textTokens));
+}
+
+std::optional<double> estimatedSecondsLeft(std::span<const double> secondsPerDoneScheme,
+                                           std::size_t remaining) {
+    if (secondsPerDoneScheme.empty()) return std::nullopt;
+    double total = 0;
+    for (double s : secondsPerDoneScheme) total += s;
+    return total / double(secondsPerDoneScheme.size()) * double(remaining);
+}
+
 std::vector<Table> qualityReport(const models::WeightStore& weights, const QualityInputs& inputs,
                                  const BackendFactory& makeBackend) {
     const auto schemes = inputs.schemes.empty() ? models::standardQuantSchemes() : inputs.schemes;
@@ -171,7 +191,9 @@ std::vector<Table> qualityReport(const models::WeightStore& weights, const Quali
     if (!reference.empty())
         table.addColumn("agreement", "%", 1).addColumn("agreeing", "", 0).addColumn("of", "", 0);
 
-    for (const auto& scheme : schemes) {
+    for (std::size_t index = 0; index < schemes.size(); ++index) {
+        const auto& scheme = schemes[index];
+        if (inputs.schemeStarted) inputs.schemeStarted(index, schemes.size(), scheme.name());
         std::uint64_t packedBytes = 0;
         for (const auto& name : names) {
             const auto& tensor = weights.at(name);

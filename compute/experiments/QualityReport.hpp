@@ -72,7 +72,22 @@ struct QualityInputs {
     // the battery prompts (greedy, no penalty); each scheme predicts each of them.
     std::int32_t agreementTokens = 144;
     std::function<void(const std::string&)> progress; // one line per finished step
+    // Before each scheme's measurements (index 0 .. total - 1), for per-scheme progress.
+    std::function<void(std::size_t index, std::size_t total, const std::string& scheme)>
+        schemeStarted;
 };
+
+// One rule for the perplexity text, shared by the window and the CLI: at least
+// kMinimumPerplexityTokens tokens (a window of 64 scores 31 of them; fewer says little), and
+// the window is the requested context, shortened to the text when the text is shorter.
+// Throws std::invalid_argument naming both numbers when the text is too short.
+inline constexpr std::size_t kMinimumPerplexityTokens = 64;
+std::uint32_t perplexityContext(std::size_t textTokens, std::uint32_t requestedContext);
+
+// Time left for `remaining` schemes at the mean of the measured seconds of those done so far
+// (nullopt before the first one finished).
+std::optional<double> estimatedSecondsLeft(std::span<const double> secondsPerDoneScheme,
+                                           std::size_t remaining);
 
 // Table "quality": scheme, bits/weight, perplexity, battery score per repetition penalty,
 // agreement. The full-precision reference is the weights as stored (dequantized).

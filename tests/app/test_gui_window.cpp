@@ -54,7 +54,9 @@ public:
         return inner_->appendAllLogits(tokens);
     }
     std::uint32_t vocabSize() const override { return inner_->vocabSize(); }
-    std::uint64_t kvCacheBytes() const override { return inner_->kvCacheBytes(); }
+    std::vector<std::uint64_t> kvUsedBytesByLayer() const override {
+        return inner_->kvUsedBytesByLayer();
+    }
 
 private:
     std::unique_ptr<compute::DecoderBackend> inner_;
@@ -406,18 +408,23 @@ void WindowTest::vulkanRunFillsTheLabPanels() {
     SchemeReportRequest quality;
     quality.schemes = {"fp32", "int4-tensor"};
     quality.quality = true;
-    quality.perplexityTokens = 48;
+    quality.perplexityTokens = 64; // the shortest text the perplexity rule accepts
     quality.batteryQuestions = 1;
     QVERIFY(window.runSchemeReport(quality));
     QVERIFY(reported.wait(120000));
     QCOMPARE(reported.at(0).at(0).toBool(), true);
     QCOMPARE(window.schemesPanel()->model()->rowCount(), 2);
 
-    // Generating with a lab scheme the engine has a kernel for reloads the model in it.
+    // Generating with a lab scheme the engine has a kernel for re-packs the weights in place:
+    // no load, and the status bar says how long the switch took.
     if (compute::weightFormatFromName("int8-row")) {
-        QSignalSpy repacked(&window, &MainWindow::modelLoaded);
+        QSignalSpy reloaded(&window, &MainWindow::modelLoaded);
+        QSignalSpy repacked(&window, &MainWindow::generationSchemeSwitched);
         window.setGenerationScheme("int8-row");
         QVERIFY(repacked.wait(30000));
+        QCOMPARE(repacked.at(0).at(0).toBool(), true);
+        QCOMPARE(reloaded.count(), 0);
+        QVERIFY2(statusText(window).contains("re-packed in place"), qPrintable(statusText(window)));
         QVERIFY2(window.backendName().contains("int8"), qPrintable(window.backendName()));
         QSignalSpy again(&window, &MainWindow::generationFinished);
         window.maxTokensBox()->setValue(4);

@@ -250,11 +250,19 @@ private slots:
 
     void kvCacheBookkeeping() {
         KvCache cache(30, 3, 64, 16, 8, 4, 4);
-        QCOMPARE(cache.bytesPerToken(), std::uint64_t(2 * 30 * 3 * 64 * 2)); // 23,040
+        QCOMPARE(cache.kvBytesPerToken(), std::uint64_t(2 * 30 * 3 * 64 * 2)); // 23,040
+        const std::uint64_t perLayer = 2 * 3 * 64 * 2; // one position's K and V in one layer
         cache.reserve(1, 17);
         QCOMPARE(cache.usedBlocks(), 2u);
-        QCOMPARE(cache.bytesAllocatedPerLayer(), 2 * 16 * cache.bytesPerTokenPerLayer());
-        QCOMPARE(cache.bytesUsedPerLayer(), 17 * cache.bytesPerTokenPerLayer());
+        QCOMPARE(cache.allocatedBytesByLayer(), std::vector<std::uint64_t>(30, 2 * 16 * perLayer));
+        QCOMPARE(cache.usedBytesByLayer(), std::vector<std::uint64_t>(30, 17 * perLayer));
+        QCOMPARE(cache.usedBytes(), 17 * cache.kvBytesPerToken());
+        // Layers of different shapes are counted each by its own size.
+        KvCache mixed({100, 300}, 4, 8, 2, 4);
+        mixed.reserve(1, 5);
+        QCOMPARE(mixed.usedBytesByLayer(), (std::vector<std::uint64_t>{500, 1500}));
+        QCOMPARE(mixed.allocatedBytesByLayer(), (std::vector<std::uint64_t>{800, 2400}));
+        QCOMPARE(mixed.kvBytesPerToken(), std::uint64_t(400));
         // Prefix sharing: the full block is shared, the partial one is not.
         QCOMPARE(cache.forkPrefix(1, 2), 16u);
         QCOMPARE(cache.referenceCount(cache.blockTable(1)[0]), 2u);
@@ -322,9 +330,14 @@ private slots:
             QCOMPARE(timed, probes.dispatches);
             QCOMPARE(probes.kernels.size(), std::size_t(8));
         }
-        QCOMPARE(probes.kvBytesAllocatedPerLayer, engine.kvCache().bytesPerBlockPerLayer());
-        QCOMPARE(probes.kvBytesUsedPerLayer, 11 * engine.kvCache().bytesPerTokenPerLayer());
-        QCOMPARE(engine.kvCache().bytesPerToken(), llama_->config.kvBytesPerToken(2));
+        const auto& kv = engine.kvCache();
+        QCOMPARE(probes.kvAllocatedBytesByLayer.size(), std::size_t(llama_->config.layers));
+        for (std::uint32_t l = 0; l < llama_->config.layers; ++l) {
+            const auto perPosition = kv.bytesPerPositionByLayer()[l];
+            QCOMPARE(probes.kvAllocatedBytesByLayer[l], kv.blockSize() * perPosition);
+            QCOMPARE(probes.kvUsedBytesByLayer[l], 11 * perPosition);
+        }
+        QCOMPARE(kv.kvBytesPerToken(), llama_->config.kvBytesPerToken(2));
         const auto memory = engine.memory();
         QVERIFY(memory.weightBytes > 0);
         QVERIFY(memory.peakDeviceBytes >= memory.deviceBytes);

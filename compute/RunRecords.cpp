@@ -1,8 +1,8 @@
-#include "widgets/RunRecords.hpp"
+#include "compute/RunRecords.hpp"
 
 #include <numeric>
 
-namespace inferscope::widgets {
+namespace inferscope::compute {
 
 double RunRecord::decodeTokensPerSecond() const {
     double total = std::accumulate(stepSeconds.begin(), stepSeconds.end(), 0.0);
@@ -23,4 +23,4 @@ double CachingComparison::uncachedTotalSeconds() const {
                            uncachedPrefillSeconds);
 }
 
-} // namespace inferscope::widgets
+} // namespace inferscope::compute

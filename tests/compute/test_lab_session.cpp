@@ -1,0 +1,195 @@
+// compute::LabSession on small synthetic models: a scheme switch re-packs in place without
+// opening the model file again; quality per scheme does not depend on the generation format;
+// one rule for the perplexity text; per-scheme progress with a time estimate; the KV panel's
+// per-layer bytes come from the cache's own accounting; a warm-up keeps one-off costs out.
+#include "compute/LabSession.hpp"
+#include "compute/experiments/QualityReport.hpp"
+#include "models/SyntheticModel.hpp"
+
+#include <QTemporaryDir>
+#include <QtTest>
+#include <filesystem>
+#include <fstream>
+
+using namespace inferscope;
+
+namespace {
+
+bool vulkanAvailable() {
+    for (const auto& option : compute::availableBackends())
+        if (option.choice.kind == compute::BackendChoice::Kind::Vulkan) return true;
+    return false;
+}
+
+compute::BackendChoice vulkanChoice(const std::string& format = {}) {
+    compute::BackendChoice choice;
+    choice.kind = compute::BackendChoice::Kind::Vulkan;
+    choice.weightFormat = format;
+    return choice;
+}
+
+compute::GenerationRequest greedy(std::int32_t tokens) {
+    compute::GenerationRequest request;
+    request.prompt = "the quick brown fox";
+    request.chat = false;
+    request.maxNewTokens = tokens;
+    request.sampling.greedy = true;
+    request.stopAtStopTokens = false;
+    request.recordResidualStream = false;
+    return request;
+}
+
+// A text long enough for the perplexity rule, written next to the model.
+std::filesystem::path writeText(const QTemporaryDir& dir) {
+    const auto path = std::filesystem::path(dir.filePath("text.txt").toStdString());
+    std::ofstream out(path);
+    for (int i = 0; i < 40; ++i) out << "the quick brown fox jumps over the lazy dog. ";
+    return path;
+}
+
+} // namespace
+
+class TestLabSession : public QObject {
+    Q_OBJECT
+private slots:
+    void initTestCase() {
+        QVERIFY(dir_.isValid());
+        models::SyntheticModelSpec spec;
+        spec.layers = 3;
+        spec.hiddenSize = 128;
+        spec.heads = 4;
+        spec.kvHeads = 2;
+        spec.headDim = 32;
+        spec.ffnSize = 256;
+        spec.vocabSize = 400;
+        spec.outlierDims = {7, 90};
+        model_ = dir_.filePath("synthetic.gguf").toStdString();
+        models::writeSyntheticGguf(spec, model_);
+        text_ = writeText(dir_);
+    }
+
+    void perplexityRuleIsShared() {
+        namespace ex = compute::experiments;
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, ex::perplexityContext(63, 512));
+        QCOMPARE(ex::perplexityContext(64, 512), 64u);
+        QCOMPARE(ex::perplexityContext(2048, 512), 512u);
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, ex::perplexityContext(2048, 32));
+        QVERIFY(!ex::estimatedSecondsLeft({}, 3).has_value());
+        const std::vector<double> done{2.0, 4.0};
+        QCOMPARE(*ex::estimatedSecondsLeft(done, 3), 9.0);
+    }
+
+    void qualityReportsPerSchemeProgress() {
+        compute::LabSession session(compute::cpuBackendFactory());
+        QVERIFY(session.load(model_, {}).has_value());
+        compute::QualityRequest request;
+        request.schemes = {models::parseQuantScheme("fp32"), models::parseQuantScheme("int4-row")};
+        request.text = text_;
+        request.perplexityTokens = 64;
+        request.batteryQuestions = 0;
+        std::vector<std::string> lines;
+        compute::JobControl control;
+        control.progress = [&](const std::string& line, int) { lines.push_back(line); };
+        const auto tables = session.qualityReport(request, control);
+        QCOMPARE(tables.front().rows.size(), std::size_t(2));
+        bool second = false, estimate = false;
+        for (const auto& line : lines) {
+            second |= line.find("Scheme 2 of 2: int4-row") != std::string::npos;
+            estimate |= line.find("left") != std::string::npos;
+        }
+        QVERIFY(second);
+        QVERIFY(estimate); // from the first scheme's measured time
+
+        request.perplexityTokens = 63; // the window and the CLI refuse the same texts
+        std::ofstream(text_.string() + ".short") << "too short";
+        request.text = text_.string() + ".short";
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, session.qualityReport(request));
+    }
+
+    void cpuRunsRecordKvPerLayer() {
+        compute::LabSession session(compute::cpuBackendFactory());
+        QVERIFY(session.load(model_, {}).has_value());
+        const auto run = session.generate(greedy(5));
+        QCOMPARE(run->generatedIds.size(), std::size_t(5));
+        QCOMPARE(run->kvUsedPerLayer.size(), std::size_t(3));
+        // fp32 K and V of every position the sequence holds, per layer.
+        const std::uint64_t perPosition = 2ull * 2 * 32 * 4;
+        for (auto bytes : run->kvUsedPerLayer)
+            QCOMPARE(bytes, perPosition * std::uint64_t(run->kvSamples.back().tokens));
+    }
+
+    void schemeSwitchInPlaceReadsNoFile() {
+        if (!vulkanAvailable()) QSKIP("no Vulkan device (lavapipe is enough)");
+        // A copy of the model that disappears after the load: a switch that opened the file
+        // again would fail.
+        const auto copy = std::filesystem::path(dir_.filePath("vanishing.gguf").toStdString());
+        std::filesystem::copy_file(model_, copy, std::filesystem::copy_options::overwrite_existing);
+        compute::LabSession session;
+        compute::LoadOptions options;
+        options.choice = vulkanChoice("f16");
+        const auto loaded = session.load(copy, options);
+        QVERIFY(loaded.has_value());
+        QVERIFY(loaded->warmupSeconds > 0); // warmed at load, untimed
+        std::filesystem::remove(copy);
+        QVERIFY(!std::filesystem::exists(copy));
+
+        const auto switched = session.setGenerationFormat("int8-row");
+        QCOMPARE(session.generationFormat(), std::string("int8-row"));
+        QVERIFY(switched.switchSeconds > 0);
+        QVERIFY(switched.warmupSeconds > 0);
+        QVERIFY2(switched.backend.find("int8") != std::string::npos, switched.backend.c_str());
+        qInfo() << "scheme switch f16 -> int8-row:" << switched.switchSeconds * 1e3
+                << "ms re-pack, warm-up" << switched.warmupSeconds * 1e3 << "ms";
+        const auto run = session.generate(greedy(6));
+        QVERIFY(run->warm);
+
+        // The same tokens as a session loaded in that format from the file itself.
+        compute::LabSession fresh;
+        options.choice = vulkanChoice("int8-row");
+        QVERIFY(fresh.load(model_, options).has_value());
+        QCOMPARE(fresh.generate(greedy(6))->generatedIds, run->generatedIds);
+
+        // KV per layer from the engine's cache accounting: f16 K and V per position and layer.
+        const std::uint64_t perPosition = 2ull * 2 * 32 * 2;
+        QCOMPARE(run->kvUsedPerLayer.size(), std::size_t(3));
+        for (auto bytes : run->kvUsedPerLayer)
+            QCOMPARE(bytes, perPosition * std::uint64_t(run->kvSamples.back().tokens));
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, session.setGenerationFormat("int3"));
+    }
+
+    void qualityDoesNotDependOnTheGenerationFormat() {
+        if (!vulkanAvailable()) QSKIP("no Vulkan device (lavapipe is enough)");
+        compute::LabSession session;
+        compute::LoadOptions options;
+        options.choice = vulkanChoice("f16");
+        options.warmUp = false;
+        QVERIFY(session.load(model_, options).has_value());
+        compute::QualityRequest request;
+        request.schemes = {models::parseQuantScheme("fp32"),
+                           models::parseQuantScheme("int4-tensor"),
+                           models::parseQuantScheme("nf4")};
+        request.text = text_;
+        request.perplexityTokens = 64;
+        request.batteryQuestions = 1;
+        const auto first = session.qualityReport(request);
+        session.setGenerationFormat("nf4");
+        const auto second = session.qualityReport(request);
+        QCOMPARE(first.size(), second.size());
+        const auto& a = first.front();
+        const auto& b = second.front();
+        QCOMPARE(a.rows.size(), std::size_t(3));
+        QCOMPARE(a.rows.size(), b.rows.size());
+        for (std::size_t r = 0; r < a.rows.size(); ++r)
+            QVERIFY2(a.rows[r] == b.rows[r], ("row " + std::to_string(r)).c_str());
+        // And the schemes differ from each other: each ran from its own weights.
+        QVERIFY(a.rows[0][2] != a.rows[1][2]);
+    }
+
+private:
+    QTemporaryDir dir_;
+    std::string model_;
+    std::filesystem::path text_;
+};
+
+QTEST_APPLESS_MAIN(TestLabSession)
+#include "test_lab_session.moc"

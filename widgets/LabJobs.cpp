@@ -1,0 +1,203 @@
+#include "widgets/LabJobs.hpp"
+
+#include <atomic>
+#include <exception>
+
+namespace inferscope::widgets {
+
+namespace {
+constexpr int kOpen = 0, kDropped = 1, kCommitted = 2;
+
+void registerMetaTypes() {
+    qRegisterMetaType<JobKind>();
+    qRegisterMetaType<TablesPtr>();
+    qRegisterMetaType<LoadedModelPtr>();
+    qRegisterMetaType<FormatSwitchPtr>();
+    qRegisterMetaType<compute::RunRecordPtr>();
+    qRegisterMetaType<compute::ActivationRecordPtr>();
+    qRegisterMetaType<compute::CachingComparisonPtr>();
+}
+} // namespace
+
+struct LabJobs::Entry {
+    quint64 id = 0;
+    JobKind kind = JobKind::Load;
+    std::atomic<bool> cancel{false};
+    // Decided once: dropped by the GUI thread, or committed by a load on the worker.
+    std::atomic<int> fate{kOpen};
+    bool dropped() const { return fate.load() == kDropped; }
+};
+
+LabJobs::LabJobs(compute::BackendFactory factory, QObject* parent)
+    : QObject(parent), session_(std::make_unique<compute::LabSession>(std::move(factory))) {
+    registerMetaTypes();
+    worker_ = new QObject; // no parent: it moves to the worker thread, deleted after it ends
+    worker_->moveToThread(&thread_);
+    thread_.setObjectName("inferscope-lab");
+    thread_.start();
+}
+
+LabJobs::~LabJobs() {
+    for (auto& [id, entry] : live_) entry->cancel.store(true);
+    thread_.quit();
+    thread_.wait();
+    delete worker_;
+    session_.reset(); // its thread has ended, so it can go from here
+}
+
+quint64 LabJobs::start(JobKind kind, Body body) {
+    auto entry = std::make_shared<Entry>();
+    entry->id = nextJob_++;
+    entry->kind = kind;
+    live_[entry->id] = entry;
+    QMetaObject::invokeMethod(
+        worker_,
+        [this, entry, body = std::move(body)] {
+            // On the worker thread. A job dropped before it began does nothing at all.
+            if (entry->dropped()) return;
+            auto post = [this, entry](const std::function<void(LabJobs&)>& emitter) {
+                QMetaObject::invokeMethod(
+                    this, [this, entry, emitter] { deliver(entry, emitter); },
+                    Qt::QueuedConnection);
+            };
+            compute::JobControl control;
+            control.cancel = &entry->cancel;
+            control.progress = [post, entry](const std::string& stage, int percent) {
+                const QString text = QString::fromStdString(stage);
+                post([entry, text, percent](LabJobs& jobs) {
+                    emit jobs.jobProgress(entry->id, entry->kind, text, percent);
+                });
+            };
+            Job job{*session_, control, post, [entry] {
+                        int expected = kOpen;
+                        return entry->fate.compare_exchange_strong(expected, kCommitted) ||
+                               expected == kCommitted;
+                    }};
+            QString error;
+            bool failed = false;
+            try {
+                body(job);
+            } catch (const compute::JobCancelled&) {
+                failed = true;
+                error = QStringLiteral("cancelled");
+            } catch (const std::exception& e) {
+                failed = true;
+                error = QString::fromUtf8(e.what());
+            }
+            QMetaObject::invokeMethod(
+                this, [this, entry, error, failed] { ended(entry, error, failed); },
+                Qt::QueuedConnection);
+        },
+        Qt::QueuedConnection);
+    return entry->id;
+}
+
+void LabJobs::deliver(const std::shared_ptr<Entry>& entry,
+                      const std::function<void(LabJobs&)>& emitter) {
+    if (entry->dropped()) return; // a stale job: its answers belong to nobody now
+    emitter(*this);
+}
+
+void LabJobs::ended(const std::shared_ptr<Entry>& entry, const QString& error, bool failed) {
+    live_.erase(entry->id);
+    if (entry->dropped()) return;
+    if (failed)
+        emit jobFailed(entry->id, entry->kind, error);
+    else
+        emit jobFinished(entry->id, entry->kind);
+}
+
+void LabJobs::stop(quint64 job) {
+    if (auto found = live_.find(job); found != live_.end()) found->second->cancel.store(true);
+}
+
+bool LabJobs::drop(quint64 job) {
+    auto found = live_.find(job);
+    if (found == live_.end()) return false;
+    auto entry = found->second;
+    int expected = kOpen;
+    if (!entry->fate.compare_exchange_strong(expected, kDropped) && expected != kDropped)
+        return false; // committed: the session holds what it made
+    entry->cancel.store(true);
+    live_.erase(found);
+    return true;
+}
+
+void LabJobs::dropAll(JobKind except) {
+    std::vector<quint64> ids;
+    for (const auto& [id, entry] : live_)
+        if (entry->kind != except) ids.push_back(id);
+    for (auto id : ids) drop(id);
+}
+
+quint64 LabJobs::current(JobKind kind) const {
+    for (auto it = live_.rbegin(); it != live_.rend(); ++it)
+        if (it->second->kind == kind && !it->second->dropped()) return it->first;
+    return 0;
+}
+
+quint64 LabJobs::load(const QString& path, const compute::BackendChoice& choice) {
+    return start(JobKind::Load, [path = path.toStdString(), choice](Job& job) {
+        compute::LoadOptions options;
+        options.choice = choice;
+        auto summary = job.session.load(path, options, job.control, job.commit);
+        if (!summary) throw compute::JobCancelled();
+        auto record = std::make_shared<const compute::LoadedModelSummary>(std::move(*summary));
+        job.post([record](LabJobs& jobs) { emit jobs.modelLoaded(record); });
+    });
+}
+
+quint64 LabJobs::generate(const compute::GenerationRequest& request) {
+    return start(JobKind::Generate, [request](Job& job) {
+        compute::GenerationEvents events;
+        events.started = [&job](std::int64_t promptTokens) {
+            job.post([promptTokens](LabJobs& jobs) { emit jobs.generationStarted(promptTokens); });
+        };
+        events.text = [&job](const std::string& text) {
+            job.post([text = QString::fromStdString(text)](LabJobs& jobs) {
+                emit jobs.textGenerated(text);
+            });
+        };
+        events.run = [&job](compute::RunRecordPtr run) {
+            job.post([run](LabJobs& jobs) { emit jobs.runUpdated(run); });
+        };
+        events.activations = [&job](compute::ActivationRecordPtr record) {
+            job.post([record](LabJobs& jobs) { emit jobs.activationsUpdated(record); });
+        };
+        auto run = job.session.generate(request, events, job.control);
+        job.post([run](LabJobs& jobs) { emit jobs.runUpdated(run); });
+    });
+}
+
+quint64 LabJobs::compareCaching(const compute::GenerationRequest& request) {
+    return start(JobKind::CompareCaching, [request](Job& job) {
+        auto comparison = job.session.compareCaching(request, job.control);
+        job.post([comparison](LabJobs& jobs) { emit jobs.comparisonReady(comparison); });
+    });
+}
+
+quint64 LabJobs::weightReport(const std::vector<models::QuantSchemeSpec>& schemes) {
+    return start(JobKind::WeightReport, [schemes](Job& job) {
+        auto tables = std::make_shared<const std::vector<compute::Table>>(
+            job.session.weightReport(schemes, job.control));
+        job.post([tables](LabJobs& jobs) { emit jobs.weightReportReady(tables); });
+    });
+}
+
+quint64 LabJobs::qualityReport(const compute::QualityRequest& request) {
+    return start(JobKind::QualityReport, [request](Job& job) {
+        auto tables = std::make_shared<const std::vector<compute::Table>>(
+            job.session.qualityReport(request, job.control));
+        job.post([tables](LabJobs& jobs) { emit jobs.qualityReportReady(tables); });
+    });
+}
+
+quint64 LabJobs::switchFormat(const QString& format) {
+    return start(JobKind::SwitchFormat, [format = format.toStdString()](Job& job) {
+        auto result = std::make_shared<const compute::FormatSwitch>(
+            job.session.setGenerationFormat(format, job.control));
+        job.post([result](LabJobs& jobs) { emit jobs.formatSwitched(result); });
+    });
+}
+
+} // namespace inferscope::widgets
