@@ -50,12 +50,14 @@ public:
 ActivationOutliersPanel::ActivationOutliersPanel(QWidget* parent)
     : ChartPanel("activation-outliers", tr("Activation outliers"),
                  tr("For each dimension of the residual stream, the largest |h| it reached over "
-                    "the prompt, counted in doubling bins; the table below follows the largest "
-                    "dimensions through the layers."),
+                    "the prompt, counted in doubling bins; the persistence table follows the "
+                    "largest dimensions through the layers."),
                  parent),
       histogram_(new TableModel(this)), outliers_(new TableModel(this)),
       persistence_(new TableModel(this)) {
-    setAxis(Qt::Horizontal, tr("max |h| over the prompt (doubling bins)"), AxisScale::Category);
+    // Each bar is labelled with its bin's lower edge: short enough to read at any scale.
+    setAxis(Qt::Horizontal, tr("max |h| over the prompt (bins from the value shown to twice it)"),
+            AxisScale::Category);
     setAxis(Qt::Vertical, tr("dimensions (log scale)"), AxisScale::Log);
     addSeries(tr("dimensions per bin"), SeriesKind::Bars);
     setEmptyHint(tr("Press Generate: the prompt's residual stream is recorded and each "
@@ -152,14 +154,12 @@ void ActivationOutliersPanel::rebuildChart() {
         std::int64_t edge = 0;
         for (int row = 0; row < histogram_->rowCount(); ++row) {
             edge = std::int64_t(histogram_->number(row, int(to)));
-            categories << QString("%1-%2")
-                              .arg(qlonglong(histogram_->number(row, int(from))))
-                              .arg(qlonglong(edge));
+            categories << QString::number(qlonglong(histogram_->number(row, int(from))));
             counts << histogram_->number(row, int(count));
         }
         // Empty bins up to the largest value of any layer: the same axis for every layer.
         for (; edge > 0 && edge < topEdge_; edge *= 2) {
-            categories << QString("%1-%2").arg(edge).arg(edge * 2);
+            categories << QString::number(edge);
             counts << 0.0;
         }
     }

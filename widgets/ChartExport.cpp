@@ -23,6 +23,14 @@ void prepareForDrawing(ChartPanel& panel) {
     if (!panel.isVisible() && (panel.width() < 200 || panel.height() < 150))
         panel.resize(panel.sizeHint().expandedTo(QSize(900, 600)));
     if (panel.layout()) panel.layout()->activate();
+    // A panel on a hidden tab is not laid out: its chart still has its minimum size. The
+    // figure gets a readable size of its own, larger at a larger presentation scale.
+    if (!panel.isVisible()) {
+        auto* chart = panel.chartWidget();
+        const QSize wanted = (QSizeF(900, 520) * panel.presentationScale()).toSize();
+        if (chart->width() < wanted.width() || chart->height() < wanted.height())
+            chart->resize(chart->size().expandedTo(wanted));
+    }
 }
 
 QString writeBytes(const QString& path, const QByteArray& bytes) {

@@ -235,6 +235,8 @@ void ChartPanel::setBarValues(int series, const QStringList& categories,
     if (auto* axis = qobject_cast<QBarCategoryAxis*>(chart_->x.axis)) {
         axis->clear();
         axis->append(categories);
+        // Many names side by side get cut to "int4..."; slanted, each has room to be read.
+        axis->setLabelsAngle(categories.size() > 5 ? -45 : 0);
     }
     updateAxisRanges();
     for (std::size_t i = 0; i < chart_->series.size(); ++i) drawBars(i);
@@ -448,6 +450,8 @@ void ChartPanel::applyFonts() {
     summary_->setFont(scaledFont(base, scale_, true));
     caption_->setFont(scaledFont(base, scale_ * 0.9));
     hint_->setFont(scaledFont(base, scale_ * 1.2));
+    // The chart keeps room for its axis labels when tables and controls share the panel.
+    chart_->view->setMinimumSize(qRound(320 * scale_), qRound(240 * scale_));
 }
 
 void ChartPanel::changeEvent(QEvent* event) {

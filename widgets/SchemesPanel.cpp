@@ -36,7 +36,7 @@ SchemesPanel::SchemesPanel(QWidget* parent)
                  parent),
       model_(new TableModel(this)) {
     setAxis(Qt::Horizontal, tr("scheme"), AxisScale::Category);
-    setAxis(Qt::Vertical, tr("mean relative weight error (%)"), AxisScale::Linear);
+    setAxis(Qt::Vertical, tr("mean weight error (%)"), AxisScale::Linear);
     addSeries(tr("per scheme"), SeriesKind::Bars);
     setEmptyHint(tr("Press \"Measure weight errors\" or \"Measure quality\" below: each "
                     "ticked scheme gets a bar."));
@@ -235,8 +235,8 @@ void SchemesPanel::rebuild() {
         }
     // Perplexity spans orders of magnitude (one scheme at ~100,000 would flatten the rest):
     // a log axis, whose zero or negative bars ChartPanel clamps to the lower end.
-    const QString axis = perplexity ? tr("perplexity (log scale, lower is better)")
-                                    : tr("mean relative weight error (%)");
+    const QString axis =
+        perplexity ? tr("perplexity (log scale, lower is better)") : tr("mean weight error (%)");
     if (axisTitle(Qt::Vertical) != axis)
         setAxis(Qt::Vertical, axis, perplexity ? AxisScale::Log : AxisScale::Linear);
     setBarValues(Values, names, values);

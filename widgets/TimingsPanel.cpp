@@ -38,7 +38,7 @@ TimingsPanel::TimingsPanel(QWidget* parent)
     setAxis(Qt::Horizontal, tr("generated token"), AxisScale::Linear);
     setAxis(Qt::Vertical, tr("time (ms, log scale)"), AxisScale::Log);
     addSeries(tr("decode step (1 token)"), SeriesKind::Line);
-    addSeries(tr("prefill = time to first token"), SeriesKind::Scatter);
+    addSeries(tr("time to first token"), SeriesKind::Scatter);
     addSeries(tr("prefill per prompt token"), SeriesKind::DashedLine);
     setMarkerSize(FirstToken, 16); // one point that carries the headline figure
     setEmptyHint(tr("Press Generate (Ctrl+Return): the prefill and every decode step are timed "
