@@ -121,4 +121,11 @@ BenchResult runBench(Engine& engine, const BenchOptions& options) {
     return result;
 }
 
+std::uint64_t matrixBytesPerDecodeStep(const Engine& engine) {
+    std::uint64_t bytes = 0;
+    for (const auto& m : engine.weightMatrices())
+        if (m.name != "token_embd") bytes += m.bytes;
+    return bytes;
+}
+
 } // namespace inferscope::compute

@@ -44,6 +44,10 @@ struct BenchResult {
 
 BenchResult runBench(Engine& engine, const BenchOptions& options = {});
 
+// Bytes of weight matrices one decode step reads: every projection and the output head once
+// (the tied head included), but only one row of the embedding table, which is left out.
+std::uint64_t matrixBytesPerDecodeStep(const Engine& engine);
+
 // Deterministic prompt ids for benchmarks (spread over the vocabulary).
 std::vector<std::int32_t> benchPrompt(std::uint32_t tokens, std::uint32_t vocab,
                                       std::uint32_t seed = 0);

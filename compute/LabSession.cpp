@@ -1,5 +1,7 @@
 #include "compute/LabSession.hpp"
 
+#include "compute/BandwidthProbe.hpp"
+#include "compute/Bench.hpp"
 #include "compute/CpuBackend.hpp"
 #include "compute/Generation.hpp"
 #include "compute/ResourcePaths.hpp"
@@ -89,6 +91,9 @@ struct LabSession::State {
     // the first time it is needed.
     std::shared_ptr<models::ReferenceTransformer> reference;
     bool warm = false; // warmed since the last load or format switch
+    // The device's streaming read bandwidth, measured once per model load the first time a
+    // profiled run needs it (the kernel panel compares the matrix kernels against it).
+    double readBytesPerSecond = 0;
 
     VulkanBackend* vulkan() { return dynamic_cast<VulkanBackend*>(backend.get()); }
     DecoderBackend& requireBackend() {
@@ -279,6 +284,13 @@ RunRecordPtr LabSession::generate(const GenerationRequest& request, const Genera
         probes.kernelTimings = request.kernelTimings;
         probes.residualMax = request.collectActivations; // the prefill only, see below
         vulkan->engine().setProbes(probes);
+        if (request.kernelTimings) {
+            if (s.readBytesPerSecond == 0)
+                s.readBytesPerSecond =
+                    measureReadBandwidth(vulkan->engine().context()).gigabytesPerSecond * 1e9;
+            live.readBytesPerSecond = s.readBytesPerSecond;
+            live.decodeWeightBytes = matrixBytesPerDecodeStep(vulkan->engine());
+        }
     }
     if (events.started) events.started(live.promptTokens);
 

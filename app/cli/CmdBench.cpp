@@ -115,16 +115,11 @@ int runBench(const CommandArgs& args, std::ostream& out) {
             device.addRow({std::string("type"), engine.context().info().type});
             device.addRow({std::string("measured read bandwidth (GB/s)"), bandwidth});
         }
-        // A decode step reads every matrix once but only one row of the embedding lookup
-        // table, so the roofline counts the matrices (the tied output head included).
-        double weightBytes = 0;
-        double bitsNumerator = 0, parameters = 0;
-        for (const auto& m : engine.weightMatrices()) {
-            if (m.name == "token_embd") continue;
-            weightBytes += double(m.bytes);
-            bitsNumerator += 8.0 * double(m.bytes);
-            parameters += double(m.parameters);
-        }
+        const double weightBytes = double(compute::matrixBytesPerDecodeStep(engine));
+        double parameters = 0;
+        for (const auto& m : engine.weightMatrices())
+            if (m.name != "token_embd") parameters += double(m.parameters);
+        const double bitsNumerator = 8.0 * weightBytes;
         device.addRow({"matrix bytes read per step (" + formatName + ")",
                        static_cast<std::int64_t>(weightBytes)});
         device.addRow({"bits per weight (" + formatName + ")",
