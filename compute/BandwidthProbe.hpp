@@ -9,8 +9,8 @@
 namespace inferscope::compute {
 
 struct BandwidthMeasurement {
-    std::uint64_t bytes = 0;   // read per pass
-    double seconds = 0;        // best pass (submit to fence)
+    std::uint64_t bytes = 0; // read per pass
+    double seconds = 0;      // best pass (submit to fence)
     double gigabytesPerSecond = 0;
 };
 

@@ -19,7 +19,7 @@ enum class BufferKind {
 };
 
 class Buffer {
-  public:
+public:
     Buffer() = default;
     // `label` names the buffer in errors (e.g. "blk.3.attn_qkv").
     Buffer(const VulkanContext& context, std::uint64_t bytes, BufferKind kind,
@@ -52,7 +52,7 @@ class Buffer {
         return values;
     }
 
-  private:
+private:
     void release();
 
     const VulkanContext* context_ = nullptr;

@@ -44,8 +44,10 @@ std::uint32_t CpuBackend::vocabSize() const {
 std::vector<std::uint64_t> CpuBackend::kvUsedBytesByLayer() const {
     // The fp32 K and V rows held per layer (the uncached mode keeps none between calls).
     std::vector<std::uint64_t> bytes(std::max(cache_.k.size(), cache_.v.size()), 0);
-    for (std::size_t l = 0; l < cache_.k.size(); ++l) bytes[l] += cache_.k[l].size() * sizeof(float);
-    for (std::size_t l = 0; l < cache_.v.size(); ++l) bytes[l] += cache_.v[l].size() * sizeof(float);
+    for (std::size_t l = 0; l < cache_.k.size(); ++l)
+        bytes[l] += cache_.k[l].size() * sizeof(float);
+    for (std::size_t l = 0; l < cache_.v.size(); ++l)
+        bytes[l] += cache_.v[l].size() * sizeof(float);
     return bytes;
 }
 

@@ -8,7 +8,7 @@
 namespace inferscope::compute {
 
 class CpuBackend : public DecoderBackend {
-  public:
+public:
     CpuBackend(std::shared_ptr<const models::ReferenceTransformer> model, bool useCache = true);
     std::string name() const override;
     void reset() override;
@@ -17,7 +17,7 @@ class CpuBackend : public DecoderBackend {
     std::uint32_t vocabSize() const override;
     std::vector<std::uint64_t> kvUsedBytesByLayer() const override;
 
-  private:
+private:
     std::shared_ptr<const models::ReferenceTransformer> model_;
     bool useCache_;
     models::ReferenceTransformer::KvCache cache_;

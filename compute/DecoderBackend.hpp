@@ -10,7 +10,7 @@
 namespace inferscope::compute {
 
 class DecoderBackend {
-  public:
+public:
     virtual ~DecoderBackend() = default;
     virtual std::string name() const = 0;
     // Forget the sequence (empty the cache).

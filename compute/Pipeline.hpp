@@ -22,7 +22,7 @@ struct BufferBinding {
 };
 
 class Pipeline {
-  public:
+public:
     Pipeline(const VulkanContext& context, const std::string& shaderName,
              std::uint32_t bindingCount, std::uint32_t pushConstantBytes,
              std::vector<std::uint32_t> specialization = {});
@@ -38,7 +38,7 @@ class Pipeline {
     vk::DescriptorSet descriptorSet(std::span<const BufferBinding> bindings);
     std::size_t cachedSets() const { return sets_.size(); }
 
-  private:
+private:
     using Key = std::vector<std::uint64_t>;
     const VulkanContext& context_;
     std::string name_;

@@ -16,9 +16,10 @@ std::vector<ProbeCost> measureProbeOverhead(Engine& engine, std::uint32_t contex
         const char* name;
         ProbeOptions probes;
     };
-    const Setting settings[] = {{"none", {}},
-                                {"residual max |h|", {.kernelTimings = false, .residualMax = true}},
-                                {"kernel timestamps", {.kernelTimings = true, .residualMax = false}}};
+    const Setting settings[] = {
+        {"none", {}},
+        {"residual max |h|", {.kernelTimings = false, .residualMax = true}},
+        {"kernel timestamps", {.kernelTimings = true, .residualMax = false}}};
     std::vector<ProbeCost> costs;
     for (const auto& setting : settings) {
         engine.setProbes(setting.probes);
@@ -29,13 +30,14 @@ std::vector<ProbeCost> measureProbeOverhead(Engine& engine, std::uint32_t contex
             auto start = std::chrono::steady_clock::now();
             for (std::uint32_t i = 0; i < steps; ++i)
                 step = engine.step({{1, {step.sequences.front().argmax.back()}}});
-            best = std::min(best, std::chrono::duration<double>(
-                                      std::chrono::steady_clock::now() - start)
-                                      .count());
+            best = std::min(
+                best,
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
         }
         costs.push_back({setting.name, best * 1e3 / std::max<std::uint32_t>(1, steps), 1.0});
     }
-    for (auto& c : costs) c.relativeToNone = c.decodeStepMilliseconds / costs.front().decodeStepMilliseconds;
+    for (auto& c : costs)
+        c.relativeToNone = c.decodeStepMilliseconds / costs.front().decodeStepMilliseconds;
     engine.reset();
     engine.setProbes(saved);
     return costs;

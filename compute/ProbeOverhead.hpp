@@ -10,9 +10,9 @@
 namespace inferscope::compute {
 
 struct ProbeCost {
-    std::string probe;               // "none", "residual max |h|", "kernel timestamps"
+    std::string probe; // "none", "residual max |h|", "kernel timestamps"
     double decodeStepMilliseconds = 0;
-    double relativeToNone = 1.0;     // step time / step time without probes
+    double relativeToNone = 1.0; // step time / step time without probes
 };
 
 // Decodes `steps` tokens after a `context`-token prompt once per probe setting (best of

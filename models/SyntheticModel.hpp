@@ -37,7 +37,6 @@ ModelConfig syntheticConfig(const SyntheticModelSpec& spec);
 void writeSyntheticGguf(const SyntheticModelSpec& spec, const std::filesystem::path& file);
 // Writes config.json, tokenizer.json and model.safetensors into folder (created).
 // Q/K rows are stored in HF order, so RoPE is split-half, as for real HF checkpoints.
-void writeSyntheticSafetensors(const SyntheticModelSpec& spec,
-                               const std::filesystem::path& folder);
+void writeSyntheticSafetensors(const SyntheticModelSpec& spec, const std::filesystem::path& folder);
 
 } // namespace inferscope::models

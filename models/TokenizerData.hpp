@@ -29,9 +29,9 @@ struct TokenizerData {
     // "qwen2", "gpt-2", "default", ... tokenizer.json readers map their regex to one of these.
     std::string preTokenizer = "default";
     std::vector<std::string> tokens;
-    std::vector<float> scores;              // empty when the file has none
-    std::vector<TokenType> tokenTypes;      // empty when the file has none (all Normal)
-    std::vector<std::string> merges;        // "left right", best rank first (byte-level BPE)
+    std::vector<float> scores;         // empty when the file has none
+    std::vector<TokenType> tokenTypes; // empty when the file has none (all Normal)
+    std::vector<std::string> merges;   // "left right", best rank first (byte-level BPE)
     std::optional<std::int32_t> bosId, eosId, unknownId, paddingId;
     bool addBos = false;
     bool addEos = false;

@@ -24,7 +24,8 @@ std::vector<std::uint32_t> parseList(const std::string& text, const char* option
             if (used != item.size() || value == 0 || value > 1u << 20) throw std::exception();
             values.push_back(static_cast<std::uint32_t>(value));
         } catch (const std::exception&) {
-            throw UsageError(std::string(option) + " expects positive integers, got '" + item + "'");
+            throw UsageError(std::string(option) + " expects positive integers, got '" + item +
+                             "'");
         }
     }
     if (values.empty()) throw UsageError(std::string(option) + " is empty");
@@ -56,8 +57,8 @@ int runBench(const CommandArgs& args, std::ostream& out) {
     auto contexts = parseList(a.valueOr("--contexts", "16,256,1024"), "--contexts");
     auto batches = parseList(a.valueOr("--batches", "1"), "--batches");
     auto decodeSteps = static_cast<std::uint32_t>(a.integer("--decode", 32, 1, 4096));
-    std::vector<std::string> formats =
-        parseNames(a.valueOr("--formats", std::string(compute::weightFormatName(engineOptions.weightFormat))));
+    std::vector<std::string> formats = parseNames(
+        a.valueOr("--formats", std::string(compute::weightFormatName(engineOptions.weightFormat))));
     bool quiet = a.flag("--quiet") || a.flag("--json");
     auto progress = [&](const std::string& what) {
         if (!quiet) std::cerr << "bench: " << what << "\n";
@@ -65,9 +66,9 @@ int runBench(const CommandArgs& args, std::ostream& out) {
 
     auto model = loadModelArgument(a.positional(0, "MODEL"));
     std::uint32_t maxBatch = *std::max_element(batches.begin(), batches.end());
-    std::uint32_t longest = std::max(*std::max_element(prompts.begin(), prompts.end()),
-                                     *std::max_element(contexts.begin(), contexts.end()) +
-                                         decodeSteps + 4);
+    std::uint32_t longest =
+        std::max(*std::max_element(prompts.begin(), prompts.end()),
+                 *std::max_element(contexts.begin(), contexts.end()) + decodeSteps + 4);
     if (model.config.contextLength && longest > model.config.contextLength)
         throw UsageError("prompt/context lengths exceed the model's context of " +
                          std::to_string(model.config.contextLength));
@@ -75,22 +76,36 @@ int runBench(const CommandArgs& args, std::ostream& out) {
     compute::Table prompt, decode, kernels, overhead, device;
     prompt.id = "bench-prompt";
     prompt.title = "Prompt processing (prefill of P tokens, fresh cache)";
-    prompt.addColumn("format").addColumn("P").addColumn("tokens/s", "", 1).addColumn("time", "ms", 2)
+    prompt.addColumn("format")
+        .addColumn("P")
+        .addColumn("tokens/s", "", 1)
+        .addColumn("time", "ms", 2)
         .addColumn("dispatches");
     decode.id = "bench-decode";
     decode.title = "Decode (greedy steps after a context of C tokens)";
-    decode.addColumn("format").addColumn("batch").addColumn("C").addColumn("tokens/s", "", 2)
-        .addColumn("step", "ms", 2).addColumn("dispatches per step").addColumn("weights read", "GB/s", 2)
-        .addColumn("roofline", "tokens/s", 1).addColumn("of roofline", "%", 1);
+    decode.addColumn("format")
+        .addColumn("batch")
+        .addColumn("C")
+        .addColumn("tokens/s", "", 2)
+        .addColumn("step", "ms", 2)
+        .addColumn("dispatches per step")
+        .addColumn("weights read", "GB/s", 2)
+        .addColumn("roofline", "tokens/s", 1)
+        .addColumn("of roofline", "%", 1);
     kernels.id = "bench-kernels";
     kernels.title = "Per-kernel GPU time of one decode step (timestamps, batch 1, C = " +
                     std::to_string(contexts.front()) + ")";
-    kernels.addColumn("format").addColumn("kernel").addColumn("dispatches").addColumn("time", "us", 1)
+    kernels.addColumn("format")
+        .addColumn("kernel")
+        .addColumn("dispatches")
+        .addColumn("time", "us", 1)
         .addColumn("share", "%", 1);
     overhead.id = "bench-probe-overhead";
     overhead.title = "Probe overhead (decode step, batch 1)";
-    overhead.addColumn("format").addColumn("probe").addColumn("step", "ms", 3).addColumn(
-        "relative to no probes", "x", 3);
+    overhead.addColumn("format")
+        .addColumn("probe")
+        .addColumn("step", "ms", 3)
+        .addColumn("relative to no probes", "x", 3);
     device.id = "bench-device";
     device.title = "Device";
     device.addColumn("property").addColumn("value");
@@ -104,7 +119,8 @@ int runBench(const CommandArgs& args, std::ostream& out) {
                              "' (known: " + compute::weightFormatNames() + ")");
         compute::EngineOptions options = engineOptions;
         options.weightFormat = *format;
-        options.kvCapacityTokens = std::max<std::uint32_t>(options.kvCapacityTokens, longest * maxBatch + 64);
+        options.kvCapacityTokens =
+            std::max<std::uint32_t>(options.kvCapacityTokens, longest * maxBatch + 64);
         options.maxSequences = std::max(options.maxSequences, maxBatch);
         progress("uploading weights as " + formatName);
         compute::Engine engine(model, options);
@@ -126,10 +142,12 @@ int runBench(const CommandArgs& args, std::ostream& out) {
                        parameters > 0 ? bitsNumerator / parameters : 0.0});
         for (auto p : prompts) {
             progress(formatName + ": prompt " + std::to_string(p));
-            auto r = compute::runBench(engine, {.promptTokens = p, .decodeTokens = 0, .batch = 1,
-                                                .kernelBreakdown = false});
+            auto r = compute::runBench(
+                engine,
+                {.promptTokens = p, .decodeTokens = 0, .batch = 1, .kernelBreakdown = false});
             prompt.addRow({formatName, static_cast<std::int64_t>(p), r.promptTokensPerSecond,
-                           r.promptSeconds * 1e3, static_cast<std::int64_t>(r.dispatchesPerPrefill)});
+                           r.promptSeconds * 1e3,
+                           static_cast<std::int64_t>(r.dispatchesPerPrefill)});
         }
         bool breakdownDone = a.flag("--no-breakdown");
         for (auto b : batches) {
@@ -137,12 +155,15 @@ int runBench(const CommandArgs& args, std::ostream& out) {
                 progress(formatName + ": decode batch " + std::to_string(b) + " context " +
                          std::to_string(c));
                 bool breakdown = !breakdownDone && b == 1;
-                auto r = compute::runBench(engine, {.promptTokens = c, .decodeTokens = decodeSteps,
-                                                    .batch = b, .kernelBreakdown = breakdown});
+                auto r = compute::runBench(engine, {.promptTokens = c,
+                                                    .decodeTokens = decodeSteps,
+                                                    .batch = b,
+                                                    .kernelBreakdown = breakdown});
                 // Each step reads every weight once whatever the batch: the bound is per step.
                 double rooflineTokens = bandwidth * 1e9 / weightBytes * b;
-                decode.addRow({formatName, static_cast<std::int64_t>(b), static_cast<std::int64_t>(c),
-                               r.decodeTokensPerSecond, r.decodeStepMilliseconds,
+                decode.addRow({formatName, static_cast<std::int64_t>(b),
+                               static_cast<std::int64_t>(c), r.decodeTokensPerSecond,
+                               r.decodeStepMilliseconds,
                                static_cast<std::int64_t>(r.dispatchesPerDecodeStep),
                                weightBytes * r.decodeTokensPerSecond / b / 1e9, rooflineTokens,
                                100.0 * r.decodeTokensPerSecond / rooflineTokens});
@@ -150,15 +171,17 @@ int runBench(const CommandArgs& args, std::ostream& out) {
                     double total = 0;
                     for (const auto& k : r.decodeKernels) total += k.microseconds;
                     for (const auto& k : r.decodeKernels)
-                        kernels.addRow({formatName, k.kernel, static_cast<std::int64_t>(k.dispatches),
-                                        k.microseconds, total > 0 ? 100.0 * k.microseconds / total : 0.0});
+                        kernels.addRow({formatName, k.kernel,
+                                        static_cast<std::int64_t>(k.dispatches), k.microseconds,
+                                        total > 0 ? 100.0 * k.microseconds / total : 0.0});
                     breakdownDone = true;
                 }
             }
         }
         progress(formatName + ": probe overhead");
         for (const auto& cost : compute::measureProbeOverhead(engine))
-            overhead.addRow({formatName, cost.probe, cost.decodeStepMilliseconds, cost.relativeToNone});
+            overhead.addRow(
+                {formatName, cost.probe, cost.decodeStepMilliseconds, cost.relativeToNone});
     }
     decode.notes.push_back("roofline = measured read bandwidth / matrix bytes x batch: a decode "
                            "step reads every weight matrix once, whatever the batch.");

@@ -13,8 +13,13 @@ int runDevices(const CommandArgs& args, std::ostream& out) {
     t.id = "devices";
     t.title = "Vulkan devices (choose with --device N or INFERSCOPE_DEVICE=N; a discrete GPU "
               "is preferred)";
-    t.addColumn("index").addColumn("name").addColumn("type").addColumn("API").addColumn(
-        "memory", "bytes").addColumn("subgroup").addColumn("shared memory", "bytes");
+    t.addColumn("index")
+        .addColumn("name")
+        .addColumn("type")
+        .addColumn("API")
+        .addColumn("memory", "bytes")
+        .addColumn("subgroup")
+        .addColumn("shared memory", "bytes");
     for (const auto& d : devices) {
         std::uint64_t memory = 0;
         for (const auto& heap : d.heaps) memory = std::max(memory, heap.bytes);
@@ -23,8 +28,9 @@ int runDevices(const CommandArgs& args, std::ostream& out) {
                   static_cast<std::int64_t>(d.subgroupSize),
                   static_cast<std::int64_t>(d.maxSharedMemoryBytes)});
     }
-    if (devices.empty()) t.notes.push_back("No Vulkan device found: install mesa-vulkan-drivers "
-                                           "for the lavapipe CPU device.");
+    if (devices.empty())
+        t.notes.push_back("No Vulkan device found: install mesa-vulkan-drivers "
+                          "for the lavapipe CPU device.");
     printTables(out, {t}, a.flag("--json"));
     return 0;
 }

@@ -13,11 +13,10 @@ namespace inferscope::cli {
 
 namespace {
 OptionSpec generateOptions() {
-    OptionSpec spec{
-        {"--prompt", "-n", "--temp", "--top-k", "--top-p", "--seed", "--repeat-penalty",
-         "--system"},
-        {"--greedy", "--chat", "--json", "--timings", "--no-warmup"},
-        {{"-p", "--prompt"}}};
+    OptionSpec spec{{"--prompt", "-n", "--temp", "--top-k", "--top-p", "--seed", "--repeat-penalty",
+                     "--system"},
+                    {"--greedy", "--chat", "--json", "--timings", "--no-warmup"},
+                    {{"-p", "--prompt"}}};
     addBackendOptions(spec);
     return spec;
 }
@@ -82,8 +81,8 @@ int runGenerate(const CommandArgs& args, std::ostream& out) {
     steps.addRow({std::string("prefill"), static_cast<std::int64_t>(promptIds.size()),
                   run->prefillSeconds * 1e3});
     for (std::size_t i = 0; i < run->stepSeconds.size(); ++i)
-        steps.addRow({"decode " + std::to_string(i + 1), std::int64_t{1},
-                      run->stepSeconds[i] * 1e3});
+        steps.addRow(
+            {"decode " + std::to_string(i + 1), std::int64_t{1}, run->stepSeconds[i] * 1e3});
     double decodeTotal = std::accumulate(run->stepSeconds.begin(), run->stepSeconds.end(), 0.0);
     char summary[200];
     std::snprintf(summary, sizeof summary,
@@ -106,18 +105,22 @@ int runGenerate(const CommandArgs& args, std::ostream& out) {
         compute::Table kernels;
         kernels.id = "kernel-times";
         kernels.title = "GPU time per kernel (timestamps; profiling serializes the work)";
-        kernels.addColumn("kernel").addColumn("prefill dispatches").addColumn("prefill", "us", 1)
-            .addColumn("decode dispatches per step").addColumn("decode per step", "us", 1);
+        kernels.addColumn("kernel")
+            .addColumn("prefill dispatches")
+            .addColumn("prefill", "us", 1)
+            .addColumn("decode dispatches per step")
+            .addColumn("decode per step", "us", 1);
         const auto& decodeKernels = run->decodeKernelsTotal;
         for (const auto& k : run->prefillKernels) {
             auto d = std::find_if(decodeKernels.begin(), decodeKernels.end(),
                                   [&](const auto& t) { return t.kernel == k.kernel; });
             bool hasDecode = d != decodeKernels.end() && decodeSteps > 0;
-            kernels.addRow({k.kernel, static_cast<std::int64_t>(k.dispatches), k.microseconds,
-                            hasDecode ? compute::Cell(static_cast<std::int64_t>(d->dispatches / decodeSteps))
-                                      : compute::Cell{},
-                            hasDecode ? compute::Cell(d->microseconds / double(decodeSteps))
-                                      : compute::Cell{}});
+            kernels.addRow(
+                {k.kernel, static_cast<std::int64_t>(k.dispatches), k.microseconds,
+                 hasDecode ? compute::Cell(static_cast<std::int64_t>(d->dispatches / decodeSteps))
+                           : compute::Cell{},
+                 hasDecode ? compute::Cell(d->microseconds / double(decodeSteps))
+                           : compute::Cell{}});
         }
         tables.push_back(std::move(kernels));
     }

@@ -51,12 +51,13 @@ int runPerplexity(const CommandArgs& args, std::ostream& out) {
                       << running << "\n";
     };
     auto start = std::chrono::steady_clock::now();
-    auto result = models::computePerplexity(
-        tokens, model.config.vocabSize, options, [&](std::span<const std::int32_t> window) {
-            session.backend().reset();
-            return session.backend().appendAllLogits(window);
-        });
-    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    auto result = models::computePerplexity(tokens, model.config.vocabSize, options,
+                                            [&](std::span<const std::int32_t> window) {
+                                                session.backend().reset();
+                                                return session.backend().appendAllLogits(window);
+                                            });
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
     compute::Table t;
     t.id = "perplexity";

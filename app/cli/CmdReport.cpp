@@ -99,8 +99,10 @@ int reportQuality(const CommandArgs& args, std::ostream& out) {
     if (a.valueOr("--text", "default") != "default") request.text = *a.value("--text");
     request.agreementTokens = static_cast<std::int32_t>(a.integer("--agreement", 144, 0, 1 << 20));
     const std::string battery = a.valueOr("--battery", "");
-    if (battery == "none") request.batteryQuestions = 0;
-    else if (!battery.empty()) request.battery = battery;
+    if (battery == "none")
+        request.batteryQuestions = 0;
+    else if (!battery.empty())
+        request.battery = battery;
     request.requireBattery = true;
 
     // The model and tokenizer; each scheme gets a CPU reference of its own weights.

@@ -11,9 +11,12 @@ const char* pairingName(models::RopePairing pairing) {
 }
 const char* scalingName(models::RopeScalingType type) {
     switch (type) {
-    case models::RopeScalingType::None: return "none";
-    case models::RopeScalingType::Linear: return "linear";
-    case models::RopeScalingType::Llama3: return "llama3";
+    case models::RopeScalingType::None:
+        return "none";
+    case models::RopeScalingType::Linear:
+        return "linear";
+    case models::RopeScalingType::Llama3:
+        return "llama3";
     }
     return "?";
 }
@@ -36,9 +39,9 @@ Table modelInfo(const models::LoadedModel& model) {
     row("KV heads", static_cast<std::int64_t>(c.kvHeads));
     row("head dim", static_cast<std::int64_t>(c.headDim));
     row("attention", c.kvHeads == c.heads ? std::string("MHA")
-                     : c.kvHeads == 1    ? std::string("MQA")
-                                         : "GQA (" + std::to_string(c.queryGroupSize()) +
-                                               " query heads per KV head)");
+                     : c.kvHeads == 1     ? std::string("MQA")
+                                          : "GQA (" + std::to_string(c.queryGroupSize()) +
+                                            " query heads per KV head)");
     row("FFN size", static_cast<std::int64_t>(c.ffnSize));
     row("vocabulary", static_cast<std::int64_t>(c.vocabSize));
     row("context length", static_cast<std::int64_t>(c.contextLength));
@@ -63,23 +66,25 @@ Table weightBytesByType(const models::LoadedModel& model) {
     Table t;
     t.id = "weight-bytes";
     t.title = "Stored weights by tensor type";
-    t.addColumn("type").addColumn("parameters").addColumn("bytes", "bytes").addColumn(
-        "bits per weight", "", 3);
+    t.addColumn("type")
+        .addColumn("parameters")
+        .addColumn("bytes", "bytes")
+        .addColumn("bits per weight", "", 3);
     std::uint64_t totalElements = 0, totalBytes = 0;
     for (const auto& [type, entry] : byType) {
         t.addRow({std::string(models::tensorTypeName(type)), static_cast<std::int64_t>(entry.first),
                   static_cast<std::int64_t>(entry.second),
-                  entry.first ? 8.0 * static_cast<double>(entry.second) /
-                                    static_cast<double>(entry.first)
-                              : 0.0});
+                  entry.first
+                      ? 8.0 * static_cast<double>(entry.second) / static_cast<double>(entry.first)
+                      : 0.0});
         totalElements += entry.first;
         totalBytes += entry.second;
     }
     t.addRow({std::string("total"), static_cast<std::int64_t>(totalElements),
               static_cast<std::int64_t>(totalBytes),
-              totalElements ? 8.0 * static_cast<double>(totalBytes) /
-                                  static_cast<double>(totalElements)
-                            : 0.0});
+              totalElements
+                  ? 8.0 * static_cast<double>(totalBytes) / static_cast<double>(totalElements)
+                  : 0.0});
     return t;
 }
 
@@ -89,8 +94,9 @@ Table kvCacheBytes(const models::ModelConfig& c) {
     t.title = "KV cache per token = 2 (K,V) x " + std::to_string(c.layers) + " layers x " +
               std::to_string(c.kvHeads) + " KV heads x " + std::to_string(c.headDim) +
               " head dim x bytes";
-    t.addColumn("element").addColumn("bytes per token", "bytes").addColumn(
-        "bytes per 1,000 tokens", "bytes");
+    t.addColumn("element")
+        .addColumn("bytes per token", "bytes")
+        .addColumn("bytes per 1,000 tokens", "bytes");
     struct Element {
         const char* name;
         std::uint32_t bytes;
@@ -105,8 +111,7 @@ Table kvCacheBytes(const models::ModelConfig& c) {
         t.notes.push_back("With full multi-head attention (" + std::to_string(c.heads) +
                           " KV heads) fp16 would need " +
                           groupThousands(static_cast<std::int64_t>(mha.kvBytesPerToken(2))) +
-                          " bytes per token: " + std::to_string(c.queryGroupSize()) +
-                          "x more.");
+                          " bytes per token: " + std::to_string(c.queryGroupSize()) + "x more.");
     }
     return t;
 }

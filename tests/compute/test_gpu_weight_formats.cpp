@@ -71,7 +71,6 @@ models::TensorType ggmlTypeOf(WeightFormat format) {
                                           : models::TensorType::Q8_0;
 }
 
-
 } // namespace
 
 class GpuWeightFormatsTest : public QObject {

@@ -8,11 +8,11 @@
 #include "models/LoadedModel.hpp"
 #include "models/ReferenceTransformer.hpp"
 
+#include "tests/DefaultModel.hpp"
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
-#include "tests/DefaultModel.hpp"
 #include <QtTest>
 
 #include <cstdlib>

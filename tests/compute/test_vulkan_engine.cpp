@@ -35,7 +35,6 @@ std::vector<std::int32_t> promptTokens(std::uint32_t count, std::uint32_t vocab,
     return tokens;
 }
 
-
 } // namespace
 
 class VulkanEngineTest : public QObject {

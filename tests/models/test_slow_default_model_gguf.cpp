@@ -4,8 +4,8 @@
 #include "models/LoadedModel.hpp"
 #include "models/ModelError.hpp"
 
-#include <QElapsedTimer>
 #include "tests/DefaultModel.hpp"
+#include <QElapsedTimer>
 #include <QtTest>
 #include <nlohmann/json.hpp>
 
