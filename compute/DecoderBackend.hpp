@@ -2,7 +2,10 @@
 // What a generation loop needs from a transformer, whichever runs it: feed tokens of one
 // sequence, get the next-token logits. The CPU reference and the Vulkan Engine both
 // implement it, so the CLI and the window drive them with the same code.
+#include "models/OperationCounts.hpp"
+
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -25,6 +28,9 @@ public:
     // counts them (empty: the backend does not report it). The KV cache panel sets these
     // beside the formula.
     virtual std::vector<std::uint64_t> kvUsedBytesByLayer() const { return {}; }
+    // Multiply-accumulates of the last append as the backend counted them (nullopt: it does
+    // not count).
+    virtual std::optional<models::MacCount> lastAppendMacs() const { return std::nullopt; }
     std::uint64_t kvUsedBytes() const {
         std::uint64_t total = 0;
         for (auto bytes : kvUsedBytesByLayer()) total += bytes;

@@ -379,11 +379,19 @@ EngineMemory Engine::memory() const {
     m.activationBytes = buffers_->activationBytes;
     m.deviceBytes = context_->allocatedBytes();
     m.peakDeviceBytes = context_->peakAllocatedBytes();
+    m.peakKvAllocatedBytes = peakKvAllocatedBytes_;
+    m.peakActivationRows = peakActivationRows_;
+    const auto& b = *buffers_;
+    m.activationBytesPerRow =
+        (std::uint64_t(b.hiddenStride) + 2ull * b.queryStride + b.ffnStride) * sizeof(float) +
+        sizeof(std::uint32_t) + sizeof(TokenInfo);
     return m;
 }
 
 void Engine::resetPeakMemory() {
     context_->resetPeak();
+    peakKvAllocatedBytes_ = kvCache_->allocatedBytes();
+    peakActivationRows_ = 0;
 }
 
 void Engine::uploadBlockTables(const std::vector<SequenceId>& sequences) {
@@ -480,6 +488,12 @@ StepResult Engine::runStep(const std::vector<SequenceInput>& batch, bool allLogi
         ids.push_back(entry.sequence);
     }
     uploadBlockTables(ids);
+    const std::uint64_t rowMacs = models::layerMatrixMacsPerToken(config_) * config_.layers;
+    for (const auto& row : rows) {
+        probes.macs.projection += rowMacs;
+        probes.macs.attention += models::attentionMacsAtPosition(config_, row.position);
+    }
+    probes.macs.projection += std::uint64_t(logitRows) * models::outputHeadMacsPerToken(config_);
 
     std::vector<float> logits(std::size_t(logitRows) * config_.vocabSize);
     std::vector<std::int32_t> argmax(logitRows);
@@ -499,6 +513,7 @@ StepResult Engine::runStep(const std::vector<SequenceInput>& batch, bool allLogi
             if (rows[end].logitRow >= 0) ++chunkLogits;
             ++end;
         }
+        peakActivationRows_ = std::max(peakActivationRows_, std::uint32_t(end - begin));
         runChunk(std::span<const TokenRow>(rows.data() + begin, end - begin), logitBase, logits,
                  argmax, probes, firstChunk);
         logitBase += chunkLogits;
@@ -521,6 +536,7 @@ StepResult Engine::runStep(const std::vector<SequenceInput>& batch, bool allLogi
         result.sequences.push_back(std::move(out));
     }
     probes.kvAllocatedBytesByLayer = kvCache_->allocatedBytesByLayer();
+    peakKvAllocatedBytes_ = std::max(peakKvAllocatedBytes_, kvCache_->allocatedBytes());
     probes.kvUsedBytesByLayer = kvCache_->usedBytesByLayer();
     if (!options_.cached) {
         // Uncached: nothing is kept between steps (its peak was measured during the step).

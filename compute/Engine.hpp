@@ -14,6 +14,7 @@
 #include "compute/WeightFormat.hpp"
 #include "models/LoadedModel.hpp"
 #include "models/ModelConfig.hpp"
+#include "models/OperationCounts.hpp"
 #include "models/ReferenceTransformer.hpp"
 
 #include <chrono>
@@ -80,6 +81,10 @@ struct StepProbes {
     // The KV cache's own per-layer accounting after the step (before an uncached step drops
     // its positions again): bytes written, and bytes of the blocks handed out.
     std::vector<std::uint64_t> kvUsedBytesByLayer, kvAllocatedBytesByLayer;
+    // Multiply-accumulates of the rows this step ran (chapter item 2), counted row by row
+    // from what was scheduled: every row through every layer's matrices, its attention over
+    // the positions up to its own, and the output head for the rows whose logits were made.
+    models::MacCount macs;
 };
 
 struct StepResult {
@@ -108,6 +113,17 @@ struct EngineMemory {
     std::uint64_t peakDeviceBytes = 0; // since construction or resetPeak()
     std::uint64_t peakWithoutWeights() const {
         return peakDeviceBytes > weightBytes ? peakDeviceBytes - weightBytes : 0;
+    }
+    // What the work needed at its peak since construction or resetPeakMemory(), as opposed to
+    // what was reserved up front (every buffer above is allocated once, at its largest): KV
+    // blocks handed out at the end of the fullest step (an uncached step holds the whole
+    // sequence until it ends), and activation rows of the largest chunk, each row holding its
+    // hidden state, queries, attention output, FFN intermediate, token id and position.
+    std::uint64_t peakKvAllocatedBytes = 0;
+    std::uint32_t peakActivationRows = 0;
+    std::uint64_t activationBytesPerRow = 0;
+    std::uint64_t peakInUseWithoutWeights() const {
+        return peakKvAllocatedBytes + std::uint64_t(peakActivationRows) * activationBytesPerRow;
     }
 };
 
@@ -192,6 +208,8 @@ private:
     std::map<SequenceId, std::vector<std::int32_t>> history_; // uncached mode recomputes these
     std::uint64_t weightBytes_ = 0;
     std::uint64_t baselineDeviceBytes_ = 0;
+    std::uint64_t peakKvAllocatedBytes_ = 0;
+    std::uint32_t peakActivationRows_ = 0;
 };
 
 } // namespace inferscope::compute

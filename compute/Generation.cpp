@@ -25,6 +25,10 @@ GenerationResult generate(DecoderBackend& backend, const std::vector<std::int32_
     auto start = Clock::now();
     std::vector<float> logits = backend.append(promptIds);
     result.prefillSeconds = std::chrono::duration<double>(Clock::now() - start).count();
+    auto recordMacs = [&] {
+        if (auto macs = backend.lastAppendMacs()) result.stepMacs.push_back(*macs);
+    };
+    recordMacs();
 
     for (std::int32_t i = 0; i < options.maxNewTokens; ++i) {
         if (options.cancel && options.cancel->load()) {
@@ -46,6 +50,7 @@ GenerationResult generate(DecoderBackend& backend, const std::vector<std::int32_
         logits = backend.append(next);
         result.stepSeconds.push_back(
             std::chrono::duration<double>(Clock::now() - stepStart).count());
+        recordMacs();
     }
     return result;
 }

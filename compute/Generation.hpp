@@ -24,6 +24,9 @@ struct GenerationResult {
     double prefillSeconds = 0;
     std::vector<double>
         stepSeconds; // time of each decode step (the first token comes from prefill)
+    // Multiply-accumulates the backend counted: the prefill, then each decode step (empty
+    // when the backend does not count them).
+    std::vector<models::MacCount> stepMacs;
     bool stoppedByToken = false;
     bool cancelled = false;
 

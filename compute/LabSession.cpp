@@ -175,6 +175,7 @@ std::optional<LoadedModelSummary> LabSession::load(const std::filesystem::path& 
     auto card = std::make_shared<ModelRecord>();
     card->path = path.string();
     card->config = model->config;
+    card->parameters = model->weights.totalElements();
     card->info = experiments::modelInfo(*model);
     card->weightBytes = experiments::weightBytesByType(*model);
     card->kvCache = experiments::kvCacheBytes(model->config);
@@ -235,8 +236,14 @@ double LabSession::warmUp() {
 
 std::vector<std::int32_t> LabSession::promptIds(const GenerationRequest& request) const {
     const auto& s = state();
+    if (!request.promptTokenIds.empty()) {
+        for (auto id : request.promptTokenIds)
+            if (id < 0 || std::uint32_t(id) >= s.model->config.vocabSize)
+                throw std::invalid_argument("prompt token id " + std::to_string(id) +
+                                            " is outside the vocabulary");
+    }
     std::string text = request.prompt;
-    if (request.chat) {
+    if (request.promptTokenIds.empty() && request.chat) {
         if (!s.chatFormat)
             throw std::invalid_argument("this model has no chat template we recognise; "
                                         "turn off the chat template to send the text as is");
@@ -245,7 +252,8 @@ std::vector<std::int32_t> LabSession::promptIds(const GenerationRequest& request
         messages.push_back({"user", request.prompt});
         text = models::formatChat(*s.chatFormat, messages, true);
     }
-    auto ids = s.tokenizer->encode(text, true, true);
+    auto ids = request.promptTokenIds.empty() ? s.tokenizer->encode(text, true, true)
+                                              : request.promptTokenIds;
     if (ids.empty()) throw std::invalid_argument("the prompt encodes to no tokens");
     const auto& config = s.model->config;
     if (config.contextLength > 0 &&
@@ -447,9 +455,28 @@ CachingComparisonPtr LabSession::compareCaching(const GenerationRequest& request
 
     auto comparison = std::make_shared<CachingComparison>();
     comparison->promptTokens = static_cast<std::int64_t>(ids.size());
+    // Peak memory per run, from the engine's own accounting (Vulkan only).
+    auto startPeak = [&] {
+        backend.reset();
+        if (vulkan) vulkan->engine().resetPeakMemory();
+    };
+    auto peak = [&]() -> std::optional<PeakMemory> {
+        if (!vulkan) return std::nullopt;
+        const auto m = vulkan->engine().memory();
+        PeakMemory p;
+        p.weightBytes = m.weightBytes;
+        p.kvBytes = m.peakKvAllocatedBytes;
+        p.activationRows = m.peakActivationRows;
+        p.activationBytesPerRow = m.activationBytesPerRow;
+        p.reservedWithoutWeights = m.deviceBytes - m.weightBytes;
+        return p;
+    };
     control.report("Cached run…", 10);
     setCached(true);
+    startPeak();
     auto cached = compute::generate(backend, ids, options);
+    comparison->cachedPeak = peak();
+    comparison->cachedStepMacs = cached.stepMacs;
     comparison->backend = backend.name();
     comparison->cachedPrefillSeconds = cached.prefillSeconds;
     comparison->cachedStepSeconds = cached.stepSeconds;
@@ -459,6 +486,7 @@ CachingComparisonPtr LabSession::compareCaching(const GenerationRequest& request
         setCached(false);
         GenerationResult uncached;
         try {
+            startPeak();
             uncached = compute::generate(backend, ids, options);
         } catch (...) {
             setCached(true);
@@ -469,12 +497,33 @@ CachingComparisonPtr LabSession::compareCaching(const GenerationRequest& request
         comparison->uncachedPrefillSeconds = uncached.prefillSeconds;
         comparison->uncachedStepSeconds = uncached.stepSeconds;
         comparison->uncachedTokens = uncached.generatedIds;
+        comparison->uncachedStepMacs = uncached.stepMacs;
+        comparison->uncachedPeak = peak();
         comparison->cancelled = uncached.cancelled;
     } else {
         comparison->cancelled = true;
     }
     backend.reset();
     return comparison;
+}
+
+std::vector<Table> LabSession::attentionHeadCost(const experiments::AttentionHeadOptions& options,
+                                                 const JobControl& control) {
+    std::unique_ptr<VulkanContext> own;
+    const VulkanContext* context = nullptr;
+    if (auto* vulkan = state_ ? state_->vulkan() : nullptr) {
+        context = &vulkan->engine().context();
+    } else {
+        own = std::make_unique<VulkanContext>(ContextOptions{});
+        context = own.get();
+    }
+    std::size_t done = 0;
+    const auto points = experiments::measureAttentionHead(*context, options, [&](std::uint32_t n) {
+        if (control.cancelled()) throw JobCancelled();
+        control.report("One attention head at n = " + std::to_string(n) + "…",
+                       int(100 * done++ / std::max<std::size_t>(1, options.lengths.size())));
+    });
+    return {experiments::attentionHeadTable(points, options.headDim, context->info().name)};
 }
 
 std::vector<Table> LabSession::weightReport(const std::vector<models::QuantSchemeSpec>& schemes,

@@ -11,6 +11,7 @@
 #include "compute/Backends.hpp"
 #include "compute/RunRecords.hpp"
 #include "compute/Table.hpp"
+#include "compute/experiments/AttentionHeadCost.hpp"
 #include "models/ChatTemplate.hpp"
 #include "models/LoadedModel.hpp"
 #include "models/Sampler.hpp"
@@ -49,6 +50,9 @@ struct JobCancelled : std::runtime_error {
 
 struct GenerationRequest {
     std::string prompt;
+    // When set: the prompt as token ids, used as they are (no template, no tokenizer), e.g. a
+    // prompt of exactly P tokens for an operation count.
+    std::vector<std::int32_t> promptTokenIds;
     bool chat = true; // wrap the prompt in the model's chat template
     std::string systemPrompt;
     std::int32_t maxNewTokens = 64;
@@ -151,6 +155,10 @@ public:
     // Re-packs the engine's weights in `format` in place and warms it (Vulkan only; throws
     // std::invalid_argument for the CPU reference or a format without a kernel).
     FormatSwitch setGenerationFormat(const std::string& format, const JobControl& control = {});
+    // Chapter item 1: one attention head timed both ways on the session's Vulkan device (the
+    // engine's; without one, the default device). Needs no model.
+    std::vector<Table> attentionHeadCost(const experiments::AttentionHeadOptions& options,
+                                         const JobControl& control = {});
     // KV cache on or off for later runs (the CLI's --no-cache).
     void setCached(bool cached);
     // A tiny prefill + decode whose timings are thrown away, so the first recorded run holds

@@ -5,9 +5,11 @@
 #include "compute/Table.hpp"
 #include "compute/experiments/ActivationReport.hpp"
 #include "models/ModelConfig.hpp"
+#include "models/OperationCounts.hpp"
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,9 +19,10 @@ namespace inferscope::compute {
 struct ModelRecord {
     std::string path;
     models::ModelConfig config;
-    Table info;        // experiments::modelInfo
-    Table weightBytes; // experiments::weightBytesByType
-    Table kvCache;     // experiments::kvCacheBytes
+    std::uint64_t parameters = 0; // every weight in the file (the memory budget's row)
+    Table info;                   // experiments::modelInfo
+    Table weightBytes;            // experiments::weightBytesByType
+    Table kvCache;                // experiments::kvCacheBytes
 };
 
 // The KV cache as the backend counted it once the sequence held `tokens` positions.
@@ -80,6 +83,18 @@ struct ActivationRecord {
     std::shared_ptr<const experiments::ResidualRecording> recording;
 };
 
+// Device memory a run needed at its peak beyond the resident weights (chapter item 3), from
+// the engine's accounting (compute::EngineMemory).
+struct PeakMemory {
+    std::uint64_t weightBytes = 0;
+    std::uint64_t kvBytes = 0;        // KV blocks handed out at the fullest step
+    std::uint32_t activationRows = 0; // rows of the largest chunk the engine ran
+    std::uint64_t activationBytesPerRow = 0;
+    std::uint64_t reservedWithoutWeights = 0; // what the engine allocated up front, weights aside
+    std::uint64_t activationBytes() const { return activationRows * activationBytesPerRow; }
+    std::uint64_t inUseWithoutWeights() const { return kvBytes + activationBytes(); }
+};
+
 // The same prompt and token budget run twice with greedy decoding: cached, then uncached.
 struct CachingComparison {
     std::string backend;
@@ -87,6 +102,11 @@ struct CachingComparison {
     double cachedPrefillSeconds = 0, uncachedPrefillSeconds = 0;
     std::vector<double> cachedStepSeconds, uncachedStepSeconds;
     std::vector<std::int32_t> cachedTokens, uncachedTokens;
+    // The engine's multiply-accumulate counter: the prefill, then each decode step (empty
+    // when the backend does not count).
+    std::vector<models::MacCount> cachedStepMacs, uncachedStepMacs;
+    // Peak memory of each run (Vulkan engine only).
+    std::optional<PeakMemory> cachedPeak, uncachedPeak;
     bool cancelled = false;
 
     double cachedTotalSeconds() const;

@@ -17,6 +17,7 @@ public:
     std::vector<float> appendAllLogits(std::span<const std::int32_t> tokens) override;
     std::uint32_t vocabSize() const override;
     std::vector<std::uint64_t> kvUsedBytesByLayer() const override;
+    std::optional<models::MacCount> lastAppendMacs() const override { return lastProbes_.macs; }
 
     Engine& engine() { return *engine_; }
     // Probe records of the last append (timings, residual max, KV bytes).

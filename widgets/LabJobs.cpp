@@ -192,6 +192,14 @@ quint64 LabJobs::qualityReport(const compute::QualityRequest& request) {
     });
 }
 
+quint64 LabJobs::attentionHead(const compute::experiments::AttentionHeadOptions& options) {
+    return start(JobKind::AttentionHead, [options](Job& job) {
+        auto tables = std::make_shared<const std::vector<compute::Table>>(
+            job.session.attentionHeadCost(options, job.control));
+        job.post([tables](LabJobs& jobs) { emit jobs.attentionHeadReady(tables); });
+    });
+}
+
 quint64 LabJobs::switchFormat(const QString& format) {
     return start(JobKind::SwitchFormat, [format = format.toStdString()](Job& job) {
         auto result = std::make_shared<const compute::FormatSwitch>(

@@ -27,7 +27,15 @@ using TablesPtr = std::shared_ptr<const std::vector<compute::Table>>;
 using LoadedModelPtr = std::shared_ptr<const compute::LoadedModelSummary>;
 using FormatSwitchPtr = std::shared_ptr<const compute::FormatSwitch>;
 
-enum class JobKind { Load, Generate, CompareCaching, WeightReport, QualityReport, SwitchFormat };
+enum class JobKind {
+    Load,
+    Generate,
+    CompareCaching,
+    WeightReport,
+    QualityReport,
+    SwitchFormat,
+    AttentionHead
+};
 
 class LabJobs : public QObject {
     Q_OBJECT
@@ -67,6 +75,7 @@ public:
     quint64 weightReport(const std::vector<models::QuantSchemeSpec>& schemes);
     quint64 qualityReport(const compute::QualityRequest& request);
     quint64 switchFormat(const QString& format);
+    quint64 attentionHead(const compute::experiments::AttentionHeadOptions& options);
 
 signals:
     void jobProgress(quint64 job, inferscope::widgets::JobKind kind, const QString& stage,
@@ -85,6 +94,7 @@ signals:
     void weightReportReady(const inferscope::widgets::TablesPtr& tables);
     void qualityReportReady(const inferscope::widgets::TablesPtr& tables);
     void formatSwitched(const inferscope::widgets::FormatSwitchPtr& result);
+    void attentionHeadReady(const inferscope::widgets::TablesPtr& tables);
 
 private:
     struct Entry;

@@ -80,6 +80,50 @@ long long Arguments::integer(const std::string& name, long long fallback, long l
     return result;
 }
 
+std::vector<std::uint32_t> parsePositiveList(const std::string& text, const char* option) {
+    std::vector<std::uint32_t> values;
+    for (const auto& item : parseNameList(text)) {
+        std::uint32_t value = 0;
+        auto [end, error] = std::from_chars(item.data(), item.data() + item.size(), value);
+        if (item.empty() || error != std::errc() || end != item.data() + item.size() ||
+            value == 0 || value > (1u << 20))
+            throw UsageError(std::string(option) + " expects positive integers, got '" + item +
+                             "'");
+        values.push_back(value);
+    }
+    if (values.empty()) throw UsageError(std::string(option) + " is empty");
+    return values;
+}
+
+std::vector<std::string> parseNameList(const std::string& text) {
+    std::vector<std::string> names;
+    std::size_t begin = 0;
+    while (begin <= text.size()) {
+        auto end = text.find(',', begin);
+        if (end == std::string::npos) end = text.size();
+        names.push_back(text.substr(begin, end - begin));
+        begin = end + 1;
+    }
+    if (!text.empty() && text.back() == ',') names.pop_back();
+    if (text.empty()) names.clear();
+    return names;
+}
+
+std::vector<double> parseNumberList(const std::string& text, const char* option, double min,
+                                    double max) {
+    std::vector<double> values;
+    for (const auto& item : parseNameList(text)) {
+        char* end = nullptr;
+        double value = std::strtod(item.c_str(), &end);
+        if (item.empty() || *end != '\0' || !std::isfinite(value) || value < min || value > max)
+            throw UsageError(std::string(option) + " expects numbers from " + std::to_string(min) +
+                             " to " + std::to_string(max) + ", got '" + item + "'");
+        values.push_back(value);
+    }
+    if (values.empty()) throw UsageError(std::string(option) + " is empty");
+    return values;
+}
+
 double Arguments::number(const std::string& name, double fallback, double min, double max) const {
     auto text = value(name);
     if (!text) return fallback;

@@ -50,4 +50,10 @@ private:
     std::map<std::string, std::string> values_;
 };
 
+// Comma-separated option values: "16,64,256" (each from 1 to 2^20), "fp16,q8_0", "8,16,24.5".
+std::vector<std::uint32_t> parsePositiveList(const std::string& text, const char* option);
+std::vector<std::string> parseNameList(const std::string& text);
+std::vector<double> parseNumberList(const std::string& text, const char* option, double min,
+                                    double max);
+
 } // namespace inferscope::cli

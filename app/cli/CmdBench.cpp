@@ -12,35 +12,6 @@
 
 namespace inferscope::cli {
 
-namespace {
-std::vector<std::uint32_t> parseList(const std::string& text, const char* option) {
-    std::vector<std::uint32_t> values;
-    std::stringstream stream(text);
-    std::string item;
-    while (std::getline(stream, item, ',')) {
-        try {
-            std::size_t used = 0;
-            unsigned long value = std::stoul(item, &used);
-            if (used != item.size() || value == 0 || value > 1u << 20) throw std::exception();
-            values.push_back(static_cast<std::uint32_t>(value));
-        } catch (const std::exception&) {
-            throw UsageError(std::string(option) + " expects positive integers, got '" + item +
-                             "'");
-        }
-    }
-    if (values.empty()) throw UsageError(std::string(option) + " is empty");
-    return values;
-}
-
-std::vector<std::string> parseNames(const std::string& text) {
-    std::vector<std::string> names;
-    std::stringstream stream(text);
-    std::string item;
-    while (std::getline(stream, item, ',')) names.push_back(item);
-    return names;
-}
-} // namespace
-
 int runBench(const CommandArgs& args, std::ostream& out) {
     OptionSpec spec{{"--formats", "--prompts", "--contexts", "--decode", "--batches"},
                     {"--json", "--no-breakdown", "--quiet"},
@@ -53,11 +24,11 @@ int runBench(const CommandArgs& args, std::ostream& out) {
     const BackendArguments backend = backendArguments(a);
     if (!backend.vulkan()) throw UsageError("bench measures the vulkan backend");
     const compute::EngineOptions engineOptions = backend.engineOptions();
-    auto prompts = parseList(a.valueOr("--prompts", "16,64,256,512"), "--prompts");
-    auto contexts = parseList(a.valueOr("--contexts", "16,256,1024"), "--contexts");
-    auto batches = parseList(a.valueOr("--batches", "1"), "--batches");
+    auto prompts = parsePositiveList(a.valueOr("--prompts", "16,64,256,512"), "--prompts");
+    auto contexts = parsePositiveList(a.valueOr("--contexts", "16,256,1024"), "--contexts");
+    auto batches = parsePositiveList(a.valueOr("--batches", "1"), "--batches");
     auto decodeSteps = static_cast<std::uint32_t>(a.integer("--decode", 32, 1, 4096));
-    std::vector<std::string> formats = parseNames(
+    std::vector<std::string> formats = parseNameList(
         a.valueOr("--formats", std::string(compute::weightFormatName(engineOptions.weightFormat))));
     bool quiet = a.flag("--quiet") || a.flag("--json");
     auto progress = [&](const std::string& what) {

@@ -42,6 +42,22 @@ const std::vector<Command>& commands() {
          "        [--decode N] [--batches 1,4] [--device N]\n"
          "                                   prompt and decode tokens/s, per-kernel time, probe\n"
          "                                   overhead, read bandwidth and the decode roofline\n"},
+        {"attention", runAttention,
+         "  attention [MODEL] [--lengths 256,512,1024,2048,4096] [--dim 64] [--repeats N]\n"
+         "                                   one attention head, one step, uncached (n x n\n"
+         "                                   scores) vs cached (1 x n): bytes and time\n",
+         false},
+        {"macs", runMacs,
+         "  macs MODEL [-P 16] [-T 256] [--measure N] [--formula-only] [--format F]\n"
+         "                                   multiply-accumulates cached vs uncached: formula,\n"
+         "                                   the engine's counter, step times, peak memory\n"},
+        {"budget", runBudget,
+         "  budget [MODEL] [--gpu 8,16,24,80] [--precision fp16,int8,int4] [--kv fp16|int8|int4]\n"
+         "         [--context N] [--variant as-built|mha|mqa] [--reserve GIB] [--presets FILE]\n"
+         "         [--no-presets] [--device N | --no-detect]\n"
+         "                                   weights + KV per token x tokens <= device memory:\n"
+         "                                   context tokens and users that fit, per model\n",
+         false},
         {"report", runReport,
          "  report weights MODEL [--scheme S,...] [--matrix NAME]\n"
          "                                   quantization error of every projection matrix per "

@@ -22,9 +22,9 @@ namespace inferscope::gui {
 
 QStringList panelIds() {
     // The window's tabs, in order (a test checks this list against MainWindow::panels()).
-    return {"timings",  "kernel-timings",      "cached-vs-uncached",
-            "kv-cache", "activation-outliers", "quant-levels",
-            "schemes",  "model-card"};
+    return {"timings",    "kernel-timings", "cached-vs-uncached",  "attention-cost",
+            "mac-counts", "kv-cache",       "activation-outliers", "quant-levels",
+            "schemes",    "memory-budget",  "model-card"};
 }
 
 bool asksForHelpOrVersion(int argc, char** argv) {
@@ -164,6 +164,8 @@ void ScriptRunner::start() {
             [this](bool ok) { stepFinished(ok, "cached vs uncached failed"); });
     connect(&window_, &MainWindow::schemeReportFinished, this,
             [this](bool ok) { stepFinished(ok, "the weight-error report failed"); });
+    connect(&window_, &MainWindow::attentionHeadFinished, this,
+            [this](bool ok) { stepFinished(ok, "the attention head timing failed"); });
 
     if (!options_.model.isEmpty()) {
         QString path = options_.model;
@@ -193,7 +195,7 @@ void ScriptRunner::afterModel() {
         const bool exporting = !options_.exportFolder.isEmpty();
         if (exporting) steps_ << Step::ProfiledRun;
         steps_ << Step::Run;
-        if (exporting) steps_ << Step::Comparison << Step::WeightReport;
+        if (exporting) steps_ << Step::Comparison << Step::WeightReport << Step::AttentionHead;
     }
     runNextStep();
 }
@@ -233,6 +235,14 @@ void ScriptRunner::runNextStep() {
         std::fprintf(stderr, "inferscope: weight errors of %lld schemes\n",
                      static_cast<long long>(request.schemes.size()));
         started = window_.runSchemeReport(request);
+        break;
+    }
+    case Step::AttentionHead: {
+        std::vector<std::uint32_t> lengths;
+        for (std::uint32_t n = 256; n <= kAttentionHeadMaxLength; n *= 2) lengths.push_back(n);
+        std::fprintf(stderr, "inferscope: one attention head, n = 256 to %u\n",
+                     kAttentionHeadMaxLength);
+        started = window_.timeAttentionHead(lengths);
         break;
     }
     }

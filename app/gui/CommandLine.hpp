@@ -8,6 +8,7 @@
 #include <QObject>
 #include <QString>
 #include <QStringList>
+#include <cstdint>
 #include <optional>
 
 namespace inferscope::gui {
@@ -68,7 +69,9 @@ signals:
     void finished(int status);
 
 private:
-    enum class Step { ProfiledRun, Run, Comparison, WeightReport };
+    enum class Step { ProfiledRun, Run, Comparison, WeightReport, AttentionHead };
+    // The scripted export times the single head up to this length (the panel goes to 4,096).
+    static constexpr std::uint32_t kAttentionHeadMaxLength = 1024;
     void afterModel();
     void runNextStep();
     void stepFinished(bool ok, const QString& failure);

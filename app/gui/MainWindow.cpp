@@ -1,13 +1,17 @@
 #include "app/gui/MainWindow.hpp"
 
+#include "compute/VulkanContext.hpp"
 #include "compute/WeightFormat.hpp"
 #include "models/LoadedModel.hpp"
 #include "widgets/ActivationOutliersPanel.hpp"
+#include "widgets/AttentionCostPanel.hpp"
 #include "widgets/CachingPanel.hpp"
 #include "widgets/ChartExport.hpp"
 #include "widgets/KernelTimingsPanel.hpp"
 #include "widgets/KvCachePanel.hpp"
 #include "widgets/LabSelection.hpp"
+#include "widgets/MacCountsPanel.hpp"
+#include "widgets/MemoryBudgetPanel.hpp"
 #include "widgets/ModelCardPanel.hpp"
 #include "widgets/QuantLevelsPanel.hpp"
 #include "widgets/SchemesPanel.hpp"
@@ -87,6 +91,9 @@ void MainWindow::subscribe() {
     levels_->subscribe(*jobs);
     caching_->subscribe(*jobs);
     schemes_->subscribe(*jobs);
+    attention_->subscribe(*jobs);
+    macs_->subscribe(*jobs);
+    budget_->subscribe(*jobs);
     // The window's own part: the model label, the output text and the status bar.
     connect(jobs, &widgets::LabJobs::modelLoaded, this, &MainWindow::onModelLoaded);
     connect(jobs, &widgets::LabJobs::formatSwitched, this, &MainWindow::onFormatSwitched);
@@ -158,6 +165,16 @@ void MainWindow::onModelLoaded(const widgets::LoadedModelPtr& model) {
     modelHasChat_ = model->chatTemplate;
     backendName_ = QString::fromStdString(model->backend);
     lastRun_.reset();
+    if (backendChoice_.kind == BackendChoice::Kind::Vulkan) {
+        // The device the lab runs on is one more size in the memory budget.
+        for (const auto& device : compute::listDevices()) {
+            if (device.index != backendChoice_.deviceIndex) continue;
+            std::uint64_t bytes = 0;
+            for (const auto& heap : device.heaps)
+                if (heap.deviceLocal) bytes = std::max(bytes, heap.bytes);
+            if (bytes) budget_->setDetectedDevice(QString::fromStdString(device.name), bytes);
+        }
+    }
     modelLabel_->setText(tr("<b>%1</b><br>%2 · backend: %3")
                              .arg(displayName.toHtmlEscaped(),
                                   QFileInfo(path).fileName().toHtmlEscaped(), backendName_));
@@ -263,6 +280,12 @@ void MainWindow::onJobEnded(widgets::JobKind kind, const QString& error, bool fa
         }
         emit generationSchemeSwitched(!failed);
         return;
+    case JobKind::AttentionHead:
+        statusLabel_->setText(failed ? tr("Attention head timing failed")
+                                     : attention_->summaryText());
+        if (failed && error != "cancelled") showError(tr("Attention head timing failed"), error);
+        emit attentionHeadFinished(!failed);
+        return;
     }
 }
 
@@ -321,6 +344,16 @@ bool MainWindow::compareCaching(int tokens) {
     request.maxNewTokens = tokens;
     statusLabel_->setText(tr("Cached vs uncached: %1 tokens each…").arg(tokens));
     jobs_->compareCaching(request);
+    updateActions();
+    return true;
+}
+
+bool MainWindow::timeAttentionHead(const std::vector<std::uint32_t>& lengths) {
+    if (isBusy() || isLoading() || lengths.empty()) return false;
+    compute::experiments::AttentionHeadOptions options;
+    options.lengths = lengths;
+    statusLabel_->setText(tr("Timing one attention head up to n = %1…").arg(lengths.back()));
+    jobs_->attentionHead(options);
     updateActions();
     return true;
 }
@@ -404,7 +437,8 @@ QStringList MainWindow::exportAll(const QString& folder, QString* error) {
 void MainWindow::closeEvent(QCloseEvent* event) {
     saveSettings();
     for (auto kind : {widgets::JobKind::Generate, widgets::JobKind::CompareCaching,
-                      widgets::JobKind::WeightReport, widgets::JobKind::QualityReport})
+                      widgets::JobKind::WeightReport, widgets::JobKind::QualityReport,
+                      widgets::JobKind::AttentionHead})
         jobs_->stop(jobs_->current(kind));
     QMainWindow::closeEvent(event);
 }

@@ -29,11 +29,14 @@ class QToolButton;
 
 namespace inferscope::widgets {
 class ActivationOutliersPanel;
+class AttentionCostPanel;
 class CachingPanel;
 class ChartPanel;
 class KernelTimingsPanel;
 class KvCachePanel;
 class LabSelection;
+class MacCountsPanel;
+class MemoryBudgetPanel;
 class ModelCardPanel;
 class QuantLevelsPanel;
 class SchemesPanel;
@@ -62,8 +65,10 @@ public:
                jobs_->running(widgets::JobKind::QualityReport);
     }
     bool isSwitchingScheme() const { return jobs_->running(widgets::JobKind::SwitchFormat); }
+    bool isTimingAttention() const { return jobs_->running(widgets::JobKind::AttentionHead); }
     bool isBusy() const {
-        return isGenerating() || isComparing() || isReporting() || isSwitchingScheme();
+        return isGenerating() || isComparing() || isReporting() || isSwitchingScheme() ||
+               isTimingAttention();
     }
     BackendChoice backendChoice() const { return backendChoice_; }
     QString backendName() const { return backendName_; }
@@ -77,6 +82,9 @@ public:
     widgets::CachingPanel* cachingPanel() const { return caching_; }
     widgets::QuantLevelsPanel* levelsPanel() const { return levels_; }
     widgets::SchemesPanel* schemesPanel() const { return schemes_; }
+    widgets::AttentionCostPanel* attentionPanel() const { return attention_; }
+    widgets::MacCountsPanel* macCountsPanel() const { return macs_; }
+    widgets::MemoryBudgetPanel* budgetPanel() const { return budget_; }
     widgets::LabSelection* selection() const { return selection_; }
     QComboBox* backendBox() const { return backendBox_; }
     QCheckBox* profileToggle() const { return profileCheck_; }
@@ -109,6 +117,8 @@ public slots:
     // Generation with a lab scheme: re-packs the GPU engine's weights in place (no file read,
     // same Vulkan context) if it has that format, else says why not.
     void setGenerationScheme(const QString& scheme);
+    // Chapter item 1's single head on the device at these lengths (false: busy).
+    bool timeAttentionHead(const std::vector<std::uint32_t>& lengths);
 
 signals:
     void modelLoaded(const QString& path);
@@ -120,6 +130,7 @@ signals:
     void schemeReportFinished(bool completed); // false: failed or cancelled
     // A scheme switch in place ended (false: it failed); the status bar shows its time.
     void generationSchemeSwitched(bool completed);
+    void attentionHeadFinished(bool completed);
 
 protected:
     void closeEvent(QCloseEvent* event) override;
@@ -181,6 +192,9 @@ private:
     widgets::CachingPanel* caching_ = nullptr;
     widgets::QuantLevelsPanel* levels_ = nullptr;
     widgets::SchemesPanel* schemes_ = nullptr;
+    widgets::AttentionCostPanel* attention_ = nullptr;
+    widgets::MacCountsPanel* macs_ = nullptr;
+    widgets::MemoryBudgetPanel* budget_ = nullptr;
     widgets::LabSelection* selection_ = nullptr;
     QComboBox* backendBox_ = nullptr;
     QCheckBox* profileCheck_ = nullptr;

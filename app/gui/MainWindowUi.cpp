@@ -4,11 +4,14 @@
 #include "compute/WeightFormat.hpp"
 #include "models/LoadedModel.hpp"
 #include "widgets/ActivationOutliersPanel.hpp"
+#include "widgets/AttentionCostPanel.hpp"
 #include "widgets/CachingPanel.hpp"
 #include "widgets/ChartExport.hpp"
 #include "widgets/KernelTimingsPanel.hpp"
 #include "widgets/KvCachePanel.hpp"
 #include "widgets/LabSelection.hpp"
+#include "widgets/MacCountsPanel.hpp"
+#include "widgets/MemoryBudgetPanel.hpp"
 #include "widgets/ModelCardPanel.hpp"
 #include "widgets/QuantLevelsPanel.hpp"
 #include "widgets/SchemesPanel.hpp"
@@ -185,6 +188,9 @@ void MainWindow::buildUi() {
     caching_ = new widgets::CachingPanel(tabs_);
     levels_ = new widgets::QuantLevelsPanel(tabs_);
     schemes_ = new widgets::SchemesPanel(tabs_);
+    attention_ = new widgets::AttentionCostPanel(tabs_);
+    macs_ = new widgets::MacCountsPanel(tabs_);
+    budget_ = new widgets::MemoryBudgetPanel(tabs_);
     // Short tab names, all in sight at any presentation scale: no scroll arrows, no eliding
     // (the panel's full title is on the chart and in the tab's tooltip).
     tabs_->setUsesScrollButtons(false);
@@ -197,6 +203,9 @@ void MainWindow::buildUi() {
                                              {"activation-outliers", tr("Outliers")},
                                              {"quant-levels", tr("Levels")},
                                              {"schemes", tr("Schemes")},
+                                             {"attention-cost", tr("Head")},
+                                             {"mac-counts", tr("MACs")},
+                                             {"memory-budget", tr("Budget")},
                                              {"model-card", tr("Model")}};
     for (auto* panel : panels()) {
         tabs_->addTab(panel, tabNames.value(panel->panelId(), panel->title()));
@@ -220,6 +229,8 @@ void MainWindow::buildUi() {
     schemes_->setCurrentScheme(selection_->scheme());
 
     connect(caching_, &widgets::CachingPanel::runRequested, this, &MainWindow::compareCaching);
+    connect(attention_, &widgets::AttentionCostPanel::runRequested, this,
+            &MainWindow::timeAttentionHead);
     connect(schemes_, &widgets::SchemesPanel::weightReportRequested, this,
             [this](const QStringList& schemes) {
                 SchemeReportRequest request;
@@ -306,7 +317,8 @@ void MainWindow::buildMenus() {
 }
 
 QList<widgets::ChartPanel*> MainWindow::panels() const {
-    return {timings_, kernels_, caching_, kvCache_, outliers_, levels_, schemes_, modelCard_};
+    return {timings_,  kernels_, caching_, attention_, macs_,     kvCache_,
+            outliers_, levels_,  schemes_, budget_,    modelCard_};
 }
 
 void MainWindow::applySettingsToUi() {
@@ -375,6 +387,8 @@ void MainWindow::updateActions() {
     cancelLoadButton_->setVisible(isLoading());
     caching_->setRunning(isComparing());
     caching_->runButton()->setEnabled(canGenerate);
+    attention_->setRunning(isTimingAttention());
+    attention_->runButton()->setEnabled(!isBusy() && !isLoading());
     schemes_->setRunning(isReporting());
     schemes_->weightButton()->setEnabled(canGenerate);
     schemes_->qualityButton()->setEnabled(canGenerate);

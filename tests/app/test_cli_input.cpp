@@ -3,10 +3,10 @@
 // `info` must refuse as `generate` does. Each error is one clear message with status 2
 // (mistake) or 1 (bad model file).
 #include "../models/TinyGgufModel.hpp"
-#include "app/cli/Commands.hpp"
 #include "app/cli/Output.hpp"
 #include "models/SyntheticModel.hpp"
 #include "tests/DefaultModel.hpp"
+#include "tests/app/CliRunner.hpp"
 
 #include <QTemporaryDir>
 #include <QtTest>
@@ -19,17 +19,7 @@ using inferscope::models::GgufWriter;
 
 namespace {
 
-struct CliResult {
-    int status = 0;
-    std::string out, err;
-};
-
-CliResult runCli(std::vector<std::string> args) {
-    args.insert(args.begin(), "inferscope-cli");
-    std::ostringstream out, err;
-    const int status = cli::runCli(args, out, err);
-    return {status, out.str(), err.str()};
-}
+using inferscope::tests::runCli;
 
 bool contains(const std::string& text, const std::string& part) {
     return text.find(part) != std::string::npos;

@@ -1,7 +1,7 @@
 // `inferscope-cli report ...` end to end on a synthetic GGUF file: the tables come out as JSON
 // with the ids the panels read, and argument mistakes exit with status 2.
-#include "app/cli/Commands.hpp"
 #include "models/SyntheticModel.hpp"
+#include "tests/app/CliRunner.hpp"
 
 #include <QTemporaryDir>
 #include <QtTest>
@@ -13,17 +13,7 @@ using namespace inferscope;
 
 namespace {
 
-struct CliResult {
-    int status = 0;
-    std::string out, err;
-};
-
-CliResult runCli(std::vector<std::string> args) {
-    args.insert(args.begin(), "inferscope-cli");
-    std::ostringstream out, err;
-    const int status = cli::runCli(args, out, err);
-    return {status, out.str(), err.str()};
-}
+using inferscope::tests::runCli;
 
 std::vector<std::string> tableIds(const std::string& json) {
     std::vector<std::string> ids;

@@ -1,0 +1,55 @@
+#include "app/cli/Arguments.hpp"
+#include "app/cli/Commands.hpp"
+#include "app/cli/Output.hpp"
+#include "compute/VulkanContext.hpp"
+#include "compute/experiments/AttentionHeadCost.hpp"
+#include "models/LoadedModel.hpp"
+
+#include <iostream>
+
+namespace inferscope::cli {
+
+int runAttention(const CommandArgs& args, std::ostream& out) {
+    Arguments a(args, {{"--lengths", "--dim", "--repeats", "--device"}, {"--json"}, {}});
+    if (a.positionals().size() > 1)
+        throw UsageError("usage: attention [MODEL] [--lengths 256,512,1024,2048,4096] [--dim 64] "
+                         "[--repeats N] [--device N] [--json]",
+                         true);
+    namespace ex = compute::experiments;
+    ex::AttentionHeadOptions options;
+    std::uint32_t dim = 64;
+    if (!a.positionals().empty()) {
+        auto model = loadModelArgument(a.positional(0, "MODEL"));
+        dim = model.config.headDim;
+        if (dim > 64)
+            throw UsageError("the model's head dimension is " + std::to_string(dim) +
+                             "; this kernel takes at most 64 (use --dim)");
+    }
+    options.headDim = static_cast<std::uint32_t>(a.integer("--dim", dim, 1, 64));
+    options.lengths =
+        parsePositiveList(a.valueOr("--lengths", "256,512,1024,2048,4096"), "--lengths");
+    for (auto n : options.lengths)
+        if (n < 2) throw UsageError("--lengths: a length must be at least 2");
+    options.repeats = static_cast<int>(a.integer("--repeats", 3, 1, 100));
+    compute::ContextOptions context;
+    if (a.value("--device"))
+        context.deviceIndex = static_cast<std::uint32_t>(a.integer("--device", 0, 0, 64));
+    compute::VulkanContext device(context);
+    std::vector<ex::AttentionHeadPoint> points;
+    try {
+        points = ex::measureAttentionHead(
+            device, options, [](std::uint32_t n) { std::cerr << "attention: n = " << n << "\n"; });
+    } catch (const std::invalid_argument& e) {
+        throw UsageError(e.what());
+    }
+    printTables(out, {ex::attentionHeadTable(points, options.headDim, device.info().name)},
+                a.flag("--json"));
+    for (const auto& p : points)
+        if (p.uncachedMaxError > ex::kAttentionHeadTolerance ||
+            p.cachedMaxError > ex::kAttentionHeadTolerance)
+            throw std::runtime_error("attention: the GPU head disagrees with the CPU loop at n = " +
+                                     std::to_string(p.length));
+    return 0;
+}
+
+} // namespace inferscope::cli

@@ -1,0 +1,113 @@
+// `inferscope-cli budget`, `macs` and `attention` end to end on a synthetic GGUF file and
+// lavapipe: the tables come out as JSON with their ids, the engine's counter agrees with the
+// formula, and mistakes (an unknown precision, a bad presets file, a head too wide) exit with
+// one clear line.
+#include "models/SyntheticModel.hpp"
+#include "tests/app/CliRunner.hpp"
+
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+using namespace inferscope;
+using inferscope::tests::runCli;
+
+namespace {
+
+bool contains(const std::string& text, const std::string& part) {
+    return text.find(part) != std::string::npos;
+}
+
+bool oneLine(const std::string& text) {
+    return !text.empty() && text.find('\n') == text.size() - 1;
+}
+
+} // namespace
+
+class TestCliCacheSavings : public QObject {
+    Q_OBJECT
+    QTemporaryDir dir_;
+    std::string model_;
+
+private slots:
+    void initTestCase() {
+        QVERIFY(dir_.isValid());
+        models::SyntheticModelSpec spec;
+        spec.layers = 2;
+        spec.heads = 4;
+        spec.kvHeads = 2;
+        spec.headDim = 16;
+        model_ = dir_.filePath("synthetic.gguf").toStdString();
+        models::writeSyntheticGguf(spec, model_);
+    }
+
+    void budgetPutsTheModelFirst() {
+        const auto r = runCli(
+            {"budget", model_, "--gpu", "8,80", "--precision", "int8", "--no-detect", "--json"});
+        QVERIFY2(r.status == 0, r.err.c_str());
+        const auto doc = nlohmann::json::parse(r.out);
+        const auto& tables = doc.at("tables");
+        QCOMPARE(tables.size(), std::size_t(3));
+        QCOMPARE(tables[0].at("id").get<std::string>(), std::string("kv-bytes-per-token"));
+        // 2 (K,V) x 2 layers x 2 KV heads x 16 dims x 2 bytes; MHA doubles it (4 heads).
+        QCOMPARE(tables[0]["rows"][0][4].get<std::int64_t>(), std::int64_t(256));
+        QCOMPARE(tables[0]["rows"][0][6].get<std::int64_t>(), std::int64_t(512));
+        QCOMPARE(tables[1]["rows"].size(), std::size_t(5)); // the model + four presets
+        const auto mqa = runCli({"budget", "--variant", "mqa", "--no-detect"});
+        QCOMPARE(mqa.status, 0);
+        QVERIFY(contains(mqa.out, "MQA"));
+    }
+
+    void budgetRefusesBadInput() {
+        const auto precision = runCli({"budget", "--precision", "int3", "--no-detect"});
+        QCOMPARE(precision.status, 2);
+        QVERIFY2(oneLine(precision.err) && contains(precision.err, "int3"), precision.err.c_str());
+        const auto gpu = runCli({"budget", "--gpu", "8,zero", "--no-detect"});
+        QCOMPARE(gpu.status, 2);
+        const std::string presets = dir_.filePath("presets.json").toStdString();
+        std::ofstream(presets) << R"({"presets": [{"name": "x", "layers": 2, "heads": 6,
+            "kv_heads": 4, "head_dim": 8, "parameters": 100}]})";
+        const auto bad = runCli({"budget", "--presets", presets, "--no-detect"});
+        QVERIFY(bad.status != 0);
+        QVERIFY2(oneLine(bad.err) && contains(bad.err, "kv_heads"), bad.err.c_str());
+    }
+
+    void macsCountsAndChecks() {
+        const auto formula =
+            runCli({"macs", model_, "-P", "8", "-T", "64", "--formula-only", "--json"});
+        QVERIFY2(formula.status == 0, formula.err.c_str());
+        const auto doc = nlohmann::json::parse(formula.out);
+        QCOMPARE(doc.at("tables").size(), std::size_t(1));
+        QCOMPARE(doc["tables"][0]["rows"].size(), std::size_t(7)); // T = 1, 2, 4, ..., 64
+
+        const auto measured = runCli({"macs", model_, "-P", "6", "-T", "64", "--measure", "4",
+                                      "--backend", "vulkan", "--format", "fp16", "--json"});
+        QVERIFY2(measured.status == 0, measured.err.c_str());
+        const auto run = nlohmann::json::parse(measured.out);
+        QCOMPARE(run.at("tables").size(), std::size_t(3)); // growth, counter, peak memory
+        QCOMPARE(run["tables"][1]["id"].get<std::string>(), std::string("mac-counter"));
+        QCOMPARE(run["tables"][1]["rows"].size(), std::size_t(4));
+        for (const auto& row : run["tables"][1]["rows"])
+            QCOMPARE(row.back().get<std::string>(), std::string("yes"));
+
+        const auto tooLong = runCli({"macs", model_, "-P", "400", "-T", "400", "--formula-only"});
+        QCOMPARE(tooLong.status, 2);
+    }
+
+    void attentionHeadBothWays() {
+        const auto r = runCli({"attention", "--lengths", "64,128", "--repeats", "1", "--json"});
+        QVERIFY2(r.status == 0, r.err.c_str());
+        const auto doc = nlohmann::json::parse(r.out);
+        QCOMPARE(doc["tables"][0]["id"].get<std::string>(), std::string("attention-head"));
+        QCOMPARE(doc["tables"][0]["rows"].size(), std::size_t(2));
+        QCOMPARE(doc["tables"][0]["rows"][1][1].get<std::int64_t>(), std::int64_t(128 * 128 * 4));
+        const auto wide = runCli({"attention", "--dim", "65"});
+        QCOMPARE(wide.status, 2);
+        QVERIFY(oneLine(wide.err));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCliCacheSavings)
+#include "test_cli_cache_savings.moc"
