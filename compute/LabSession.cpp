@@ -9,6 +9,7 @@
 #include "compute/experiments/ModelInfo.hpp"
 #include "compute/experiments/QualityReport.hpp"
 #include "compute/experiments/WeightReport.hpp"
+#include "models/PrintableBytes.hpp"
 #include "models/TextFile.hpp"
 
 #include <algorithm>
@@ -621,31 +622,60 @@ std::vector<Table> LabSession::qualityReport(const QualityRequest& request,
         if (control.cancelled()) throw JobCancelled(); // unwinds out of the report
     };
 
+    control.report("Measuring " + std::to_string(total) + " schemes…", 0);
+    auto tables = experiments::qualityReport(model.weights, inputs, schemeBackendFactory());
+    control.report("Done", 100);
+    return tables;
+}
+
+experiments::BackendFactory LabSession::schemeBackendFactory() {
     // Each scheme runs from its own weights on f32 kernels: the GPU engine in F32 on the
     // session's device (never the generation format, which would re-quantize them), or the
     // CPU reference.
     std::optional<EngineOptions> engineOptions;
-    if (auto* vulkan = state_->vulkan()) {
+    if (auto* vulkan = state().vulkan()) {
         engineOptions = vulkan->engine().options();
         engineOptions->weightFormat = WeightFormat::F32;
         engineOptions->probes = {}; // measurements, not profiles
         engineOptions->cached = true;
     }
-    const auto config = model.config;
-    control.report("Measuring " + std::to_string(total) + " schemes…", 0);
-    auto tables = experiments::qualityReport(
-        model.weights, inputs,
-        [&](models::ReferenceWeights weights) -> std::unique_ptr<DecoderBackend> {
-            if (engineOptions) {
-                auto engine = std::make_shared<Engine>(config, weights, *engineOptions);
-                return std::make_unique<VulkanBackend>(std::move(engine));
-            }
-            auto reference =
-                std::make_shared<const models::ReferenceTransformer>(config, std::move(weights));
-            return std::make_unique<CpuBackend>(reference, true);
+    const auto config = state().model->config;
+    return [engineOptions,
+            config](models::ReferenceWeights weights) -> std::unique_ptr<DecoderBackend> {
+        if (engineOptions) {
+            auto engine = std::make_shared<Engine>(config, weights, *engineOptions);
+            return std::make_unique<VulkanBackend>(std::move(engine));
+        }
+        auto reference =
+            std::make_shared<const models::ReferenceTransformer>(config, std::move(weights));
+        return std::make_unique<CpuBackend>(reference, true);
+    };
+}
+
+experiments::NextTokenDistributionPtr LabSession::softLabels(const SoftLabelRequest& request,
+                                                             const JobControl& control) {
+    auto& s = state();
+    GenerationRequest prompt;
+    prompt.prompt = request.prompt;
+    prompt.chat = request.chat;
+    prompt.maxNewTokens = 1;
+    const auto ids = promptIds(prompt);
+    const auto& tokenizer = *s.tokenizer;
+    std::size_t step = 0;
+    const std::size_t steps = request.schemes.size() + 1;
+    auto result = experiments::measureNextTokenDistribution(
+        s.model->weights, ids, request.prompt, request.schemes, schemeBackendFactory(),
+        // A token can hold part of a UTF-8 character: shown escaped, never as broken text.
+        [&](std::int32_t id) {
+            return models::printableBytes(
+                tokenizer.decode(std::span<const std::int32_t>(&id, 1), true));
+        },
+        [&](const std::string& line) {
+            if (control.cancelled()) throw JobCancelled();
+            control.report(line, int(100 * step++ / steps));
         });
     control.report("Done", 100);
-    return tables;
+    return std::make_shared<const experiments::NextTokenDistribution>(std::move(result));
 }
 
 FormatSwitch LabSession::setGenerationFormat(const std::string& name, const JobControl& control) {

@@ -12,6 +12,8 @@
 #include "compute/RunRecords.hpp"
 #include "compute/Table.hpp"
 #include "compute/experiments/AttentionHeadCost.hpp"
+#include "compute/experiments/QualityReport.hpp"
+#include "compute/experiments/SoftLabels.hpp"
 #include "models/ChatTemplate.hpp"
 #include "models/LoadedModel.hpp"
 #include "models/Sampler.hpp"
@@ -84,6 +86,14 @@ struct QualityRequest {
     std::int32_t agreementTokens = -1;            // -1: 12 per question
     bool requireText = false; // true: a missing text is an error (else perplexity is skipped)
     bool requireBattery = false;
+};
+
+// Chapter item 13: the next-token distribution after a prompt, and each scheme's distance
+// from it (the reference and the schemes on the same f32 kernels, like the quality report).
+struct SoftLabelRequest {
+    std::string prompt = "She poured the milk into the";
+    bool chat = false;
+    std::vector<models::QuantSchemeSpec> schemes; // empty: no divergence table
 };
 
 // What the caller learns about a model that finished loading.
@@ -159,6 +169,8 @@ public:
     // engine's; without one, the default device). Needs no model.
     std::vector<Table> attentionHeadCost(const experiments::AttentionHeadOptions& options,
                                          const JobControl& control = {});
+    experiments::NextTokenDistributionPtr softLabels(const SoftLabelRequest& request,
+                                                     const JobControl& control = {});
     // KV cache on or off for later runs (the CLI's --no-cache).
     void setCached(bool cached);
     // A tiny prefill + decode whose timings are thrown away, so the first recorded run holds
@@ -167,6 +179,9 @@ public:
 
 private:
     struct State;
+    // Runs a set of f32 weights: the GPU engine in F32 on the session's device, or the CPU
+    // reference (the quality report and the soft labels; never the generation format).
+    experiments::BackendFactory schemeBackendFactory();
     State& state();
     const State& state() const;
     BackendFactory factory_;

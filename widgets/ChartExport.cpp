@@ -171,7 +171,9 @@ QString writeJson(const ChartPanel& panel, const QString& path) {
                                {"tables", nlohmann::json::array()}};
     for (const auto& table : panel.dataTables())
         document["tables"].push_back(compute::toJson(table));
-    return writeBytes(path, QByteArray::fromStdString(document.dump(2) + "\n"));
+    return writeBytes(
+        path, QByteArray::fromStdString(
+                  document.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"));
 }
 
 QStringList exportAll(ChartPanel& panel, const QDir& folder, QString* error) {

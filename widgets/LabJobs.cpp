@@ -16,6 +16,7 @@ void registerMetaTypes() {
     qRegisterMetaType<compute::RunRecordPtr>();
     qRegisterMetaType<compute::ActivationRecordPtr>();
     qRegisterMetaType<compute::CachingComparisonPtr>();
+    qRegisterMetaType<compute::experiments::NextTokenDistributionPtr>();
 }
 } // namespace
 
@@ -197,6 +198,13 @@ quint64 LabJobs::attentionHead(const compute::experiments::AttentionHeadOptions&
         auto tables = std::make_shared<const std::vector<compute::Table>>(
             job.session.attentionHeadCost(options, job.control));
         job.post([tables](LabJobs& jobs) { emit jobs.attentionHeadReady(tables); });
+    });
+}
+
+quint64 LabJobs::softLabels(const compute::SoftLabelRequest& request) {
+    return start(JobKind::SoftLabels, [request](Job& job) {
+        auto labels = job.session.softLabels(request, job.control);
+        job.post([labels](LabJobs& jobs) { emit jobs.softLabelsReady(labels); });
     });
 }
 

@@ -34,7 +34,8 @@ enum class JobKind {
     WeightReport,
     QualityReport,
     SwitchFormat,
-    AttentionHead
+    AttentionHead,
+    SoftLabels
 };
 
 class LabJobs : public QObject {
@@ -76,6 +77,7 @@ public:
     quint64 qualityReport(const compute::QualityRequest& request);
     quint64 switchFormat(const QString& format);
     quint64 attentionHead(const compute::experiments::AttentionHeadOptions& options);
+    quint64 softLabels(const compute::SoftLabelRequest& request);
 
 signals:
     void jobProgress(quint64 job, inferscope::widgets::JobKind kind, const QString& stage,
@@ -95,6 +97,7 @@ signals:
     void qualityReportReady(const inferscope::widgets::TablesPtr& tables);
     void formatSwitched(const inferscope::widgets::FormatSwitchPtr& result);
     void attentionHeadReady(const inferscope::widgets::TablesPtr& tables);
+    void softLabelsReady(const inferscope::compute::experiments::NextTokenDistributionPtr& labels);
 
 private:
     struct Entry;
@@ -117,3 +120,4 @@ Q_DECLARE_METATYPE(inferscope::widgets::FormatSwitchPtr)
 Q_DECLARE_METATYPE(inferscope::compute::RunRecordPtr)
 Q_DECLARE_METATYPE(inferscope::compute::ActivationRecordPtr)
 Q_DECLARE_METATYPE(inferscope::compute::CachingComparisonPtr)
+Q_DECLARE_METATYPE(inferscope::compute::experiments::NextTokenDistributionPtr)

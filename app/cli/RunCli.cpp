@@ -51,6 +51,10 @@ const std::vector<Command>& commands() {
          "  macs MODEL [-P 16] [-T 256] [--measure N] [--formula-only] [--format F]\n"
          "                                   multiply-accumulates cached vs uncached: formula,\n"
          "                                   the engine's counter, step times, peak memory\n"},
+        {"softlabels", runSoftLabels,
+         "  softlabels MODEL [-p PROMPT] [--top K] [--temp 1,2] [--scheme S,...|none] [--chat]\n"
+         "                                   the next token's probabilities at temperature T\n"
+         "                                   and each scheme's KL divergence from them\n"},
         {"budget", runBudget,
          "  budget [MODEL] [--gpu 8,16,24,80] [--precision fp16,int8,int4] [--kv fp16|int8|int4]\n"
          "         [--context N] [--variant as-built|mha|mqa] [--reserve GIB] [--presets FILE]\n"

@@ -6,6 +6,7 @@
 #include "widgets/ChartPanel.hpp"
 #include "widgets/LabSelection.hpp"
 #include "widgets/SchemesPanel.hpp"
+#include "widgets/SoftLabelsPanel.hpp"
 
 #include <QCheckBox>
 #include <QCommandLineParser>
@@ -24,7 +25,7 @@ QStringList panelIds() {
     // The window's tabs, in order (a test checks this list against MainWindow::panels()).
     return {"timings",    "kernel-timings", "cached-vs-uncached",  "attention-cost",
             "mac-counts", "kv-cache",       "activation-outliers", "quant-levels",
-            "schemes",    "memory-budget",  "model-card"};
+            "schemes",    "soft-labels",    "memory-budget",       "model-card"};
 }
 
 bool asksForHelpOrVersion(int argc, char** argv) {
@@ -166,6 +167,8 @@ void ScriptRunner::start() {
             [this](bool ok) { stepFinished(ok, "the weight-error report failed"); });
     connect(&window_, &MainWindow::attentionHeadFinished, this,
             [this](bool ok) { stepFinished(ok, "the attention head timing failed"); });
+    connect(&window_, &MainWindow::softLabelsFinished, this,
+            [this](bool ok) { stepFinished(ok, "the soft labels failed"); });
 
     if (!options_.model.isEmpty()) {
         QString path = options_.model;
@@ -195,7 +198,9 @@ void ScriptRunner::afterModel() {
         const bool exporting = !options_.exportFolder.isEmpty();
         if (exporting) steps_ << Step::ProfiledRun;
         steps_ << Step::Run;
-        if (exporting) steps_ << Step::Comparison << Step::WeightReport << Step::AttentionHead;
+        if (exporting)
+            steps_ << Step::Comparison << Step::WeightReport << Step::AttentionHead
+                   << Step::SoftLabels;
     }
     runNextStep();
 }
@@ -243,6 +248,14 @@ void ScriptRunner::runNextStep() {
         std::fprintf(stderr, "inferscope: one attention head, n = 256 to %u\n",
                      kAttentionHeadMaxLength);
         started = window_.timeAttentionHead(lengths);
+        break;
+    }
+    case Step::SoftLabels: {
+        // Two schemes keep the script short; the panel's button measures four.
+        const QStringList schemes{"int8-row", "int4-g128"};
+        std::fprintf(stderr, "inferscope: soft labels, reference and %lld schemes\n",
+                     static_cast<long long>(schemes.size()));
+        started = window_.computeSoftLabels(window_.softLabelsPanel()->prompt(), schemes);
         break;
     }
     }

@@ -69,7 +69,7 @@ signals:
     void finished(int status);
 
 private:
-    enum class Step { ProfiledRun, Run, Comparison, WeightReport, AttentionHead };
+    enum class Step { ProfiledRun, Run, Comparison, WeightReport, AttentionHead, SoftLabels };
     // The scripted export times the single head up to this length (the panel goes to 4,096).
     static constexpr std::uint32_t kAttentionHeadMaxLength = 1024;
     void afterModel();

@@ -15,6 +15,7 @@
 #include "widgets/ModelCardPanel.hpp"
 #include "widgets/QuantLevelsPanel.hpp"
 #include "widgets/SchemesPanel.hpp"
+#include "widgets/SoftLabelsPanel.hpp"
 #include "widgets/TimingsPanel.hpp"
 
 #include <QAction>
@@ -94,6 +95,7 @@ void MainWindow::subscribe() {
     attention_->subscribe(*jobs);
     macs_->subscribe(*jobs);
     budget_->subscribe(*jobs);
+    softLabels_->subscribe(*jobs);
     // The window's own part: the model label, the output text and the status bar.
     connect(jobs, &widgets::LabJobs::modelLoaded, this, &MainWindow::onModelLoaded);
     connect(jobs, &widgets::LabJobs::formatSwitched, this, &MainWindow::onFormatSwitched);
@@ -286,6 +288,11 @@ void MainWindow::onJobEnded(widgets::JobKind kind, const QString& error, bool fa
         if (failed && error != "cancelled") showError(tr("Attention head timing failed"), error);
         emit attentionHeadFinished(!failed);
         return;
+    case JobKind::SoftLabels:
+        statusLabel_->setText(failed ? tr("Soft labels failed") : softLabels_->summaryText());
+        if (failed && error != "cancelled") showError(tr("Soft labels failed"), error);
+        emit softLabelsFinished(!failed);
+        return;
     }
 }
 
@@ -354,6 +361,24 @@ bool MainWindow::timeAttentionHead(const std::vector<std::uint32_t>& lengths) {
     options.lengths = lengths;
     statusLabel_->setText(tr("Timing one attention head up to n = %1…").arg(lengths.back()));
     jobs_->attentionHead(options);
+    updateActions();
+    return true;
+}
+
+bool MainWindow::computeSoftLabels(const QString& prompt, const QStringList& schemes) {
+    if (!hasModel() || isBusy() || isLoading()) return false;
+    compute::SoftLabelRequest request;
+    request.prompt = prompt.toStdString();
+    try {
+        for (const auto& name : schemes)
+            request.schemes.push_back(models::parseQuantScheme(name.toStdString()));
+    } catch (const std::exception& error) {
+        showError(tr("Soft labels failed"), QString::fromUtf8(error.what()));
+        return false;
+    }
+    statusLabel_->setText(
+        tr("Next-token distribution of the reference and %1 schemes…").arg(schemes.size()));
+    jobs_->softLabels(request);
     updateActions();
     return true;
 }
@@ -438,7 +463,7 @@ void MainWindow::closeEvent(QCloseEvent* event) {
     saveSettings();
     for (auto kind : {widgets::JobKind::Generate, widgets::JobKind::CompareCaching,
                       widgets::JobKind::WeightReport, widgets::JobKind::QualityReport,
-                      widgets::JobKind::AttentionHead})
+                      widgets::JobKind::AttentionHead, widgets::JobKind::SoftLabels})
         jobs_->stop(jobs_->current(kind));
     QMainWindow::closeEvent(event);
 }

@@ -40,6 +40,7 @@ class MemoryBudgetPanel;
 class ModelCardPanel;
 class QuantLevelsPanel;
 class SchemesPanel;
+class SoftLabelsPanel;
 class TimingsPanel;
 } // namespace inferscope::widgets
 
@@ -66,9 +67,10 @@ public:
     }
     bool isSwitchingScheme() const { return jobs_->running(widgets::JobKind::SwitchFormat); }
     bool isTimingAttention() const { return jobs_->running(widgets::JobKind::AttentionHead); }
+    bool isComputingSoftLabels() const { return jobs_->running(widgets::JobKind::SoftLabels); }
     bool isBusy() const {
         return isGenerating() || isComparing() || isReporting() || isSwitchingScheme() ||
-               isTimingAttention();
+               isTimingAttention() || isComputingSoftLabels();
     }
     BackendChoice backendChoice() const { return backendChoice_; }
     QString backendName() const { return backendName_; }
@@ -85,6 +87,7 @@ public:
     widgets::AttentionCostPanel* attentionPanel() const { return attention_; }
     widgets::MacCountsPanel* macCountsPanel() const { return macs_; }
     widgets::MemoryBudgetPanel* budgetPanel() const { return budget_; }
+    widgets::SoftLabelsPanel* softLabelsPanel() const { return softLabels_; }
     widgets::LabSelection* selection() const { return selection_; }
     QComboBox* backendBox() const { return backendBox_; }
     QCheckBox* profileToggle() const { return profileCheck_; }
@@ -119,6 +122,9 @@ public slots:
     void setGenerationScheme(const QString& scheme);
     // Chapter item 1's single head on the device at these lengths (false: busy).
     bool timeAttentionHead(const std::vector<std::uint32_t>& lengths);
+    // Chapter item 13: the next-token distribution after `prompt`, and each scheme's KL from
+    // it (false: busy or no model).
+    bool computeSoftLabels(const QString& prompt, const QStringList& schemes);
 
 signals:
     void modelLoaded(const QString& path);
@@ -131,6 +137,7 @@ signals:
     // A scheme switch in place ended (false: it failed); the status bar shows its time.
     void generationSchemeSwitched(bool completed);
     void attentionHeadFinished(bool completed);
+    void softLabelsFinished(bool completed);
 
 protected:
     void closeEvent(QCloseEvent* event) override;
@@ -195,6 +202,7 @@ private:
     widgets::AttentionCostPanel* attention_ = nullptr;
     widgets::MacCountsPanel* macs_ = nullptr;
     widgets::MemoryBudgetPanel* budget_ = nullptr;
+    widgets::SoftLabelsPanel* softLabels_ = nullptr;
     widgets::LabSelection* selection_ = nullptr;
     QComboBox* backendBox_ = nullptr;
     QCheckBox* profileCheck_ = nullptr;

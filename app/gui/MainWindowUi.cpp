@@ -15,6 +15,7 @@
 #include "widgets/ModelCardPanel.hpp"
 #include "widgets/QuantLevelsPanel.hpp"
 #include "widgets/SchemesPanel.hpp"
+#include "widgets/SoftLabelsPanel.hpp"
 #include "widgets/TimingsPanel.hpp"
 
 #include <QAction>
@@ -191,6 +192,7 @@ void MainWindow::buildUi() {
     attention_ = new widgets::AttentionCostPanel(tabs_);
     macs_ = new widgets::MacCountsPanel(tabs_);
     budget_ = new widgets::MemoryBudgetPanel(tabs_);
+    softLabels_ = new widgets::SoftLabelsPanel(tabs_);
     // Short tab names, all in sight at any presentation scale: no scroll arrows, no eliding
     // (the panel's full title is on the chart and in the tab's tooltip).
     tabs_->setUsesScrollButtons(false);
@@ -206,6 +208,7 @@ void MainWindow::buildUi() {
                                              {"attention-cost", tr("Head")},
                                              {"mac-counts", tr("MACs")},
                                              {"memory-budget", tr("Budget")},
+                                             {"soft-labels", tr("Soft")},
                                              {"model-card", tr("Model")}};
     for (auto* panel : panels()) {
         tabs_->addTab(panel, tabNames.value(panel->panelId(), panel->title()));
@@ -231,6 +234,10 @@ void MainWindow::buildUi() {
     connect(caching_, &widgets::CachingPanel::runRequested, this, &MainWindow::compareCaching);
     connect(attention_, &widgets::AttentionCostPanel::runRequested, this,
             &MainWindow::timeAttentionHead);
+    connect(softLabels_, &widgets::SoftLabelsPanel::runRequested, this,
+            [this](const QString& prompt) {
+                computeSoftLabels(prompt, {"int8-row", "int4-g128", "nf4-b64", "int4-tensor"});
+            });
     connect(schemes_, &widgets::SchemesPanel::weightReportRequested, this,
             [this](const QStringList& schemes) {
                 SchemeReportRequest request;
@@ -317,8 +324,8 @@ void MainWindow::buildMenus() {
 }
 
 QList<widgets::ChartPanel*> MainWindow::panels() const {
-    return {timings_,  kernels_, caching_, attention_, macs_,     kvCache_,
-            outliers_, levels_,  schemes_, budget_,    modelCard_};
+    return {timings_,  kernels_, caching_, attention_,  macs_,   kvCache_,
+            outliers_, levels_,  schemes_, softLabels_, budget_, modelCard_};
 }
 
 void MainWindow::applySettingsToUi() {
@@ -389,6 +396,8 @@ void MainWindow::updateActions() {
     caching_->runButton()->setEnabled(canGenerate);
     attention_->setRunning(isTimingAttention());
     attention_->runButton()->setEnabled(!isBusy() && !isLoading());
+    softLabels_->setRunning(isComputingSoftLabels());
+    softLabels_->runButton()->setEnabled(canGenerate);
     schemes_->setRunning(isReporting());
     schemes_->weightButton()->setEnabled(canGenerate);
     schemes_->qualityButton()->setEnabled(canGenerate);

@@ -28,10 +28,10 @@ std::vector<std::int32_t> topTokens(std::span<const float> logits, std::size_t c
 
 struct SchemeDivergence {
     std::string scheme;
-    double klNats = 0;           // KL(reference || scheme) at T = 1
-    std::int32_t topToken = -1;  // the scheme's argmax
-    std::string topPiece;        // its text
-    double topProbability = 0;   // under the scheme
+    double klNats = 0;          // KL(reference || scheme) at T = 1
+    std::int32_t topToken = -1; // the scheme's argmax
+    std::string topPiece;       // its text
+    double topProbability = 0;  // under the scheme
 };
 
 // One prompt's next-token distribution, kept whole so any temperature can be redrawn.

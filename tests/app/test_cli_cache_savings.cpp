@@ -8,6 +8,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -94,6 +95,27 @@ private slots:
 
         const auto tooLong = runCli({"macs", model_, "-P", "400", "-T", "400", "--formula-only"});
         QCOMPARE(tooLong.status, 2);
+    }
+
+    void softLabelsAtTwoTemperatures() {
+        const auto r = runCli({"softlabels", model_, "-p", "hello world", "--temp", "1,2",
+                               "--scheme", "int8-row", "--json"});
+        QVERIFY2(r.status == 0, r.err.c_str());
+        const auto doc = nlohmann::json::parse(r.out);
+        QCOMPARE(doc["tables"].size(), std::size_t(3));
+        const auto& summary = doc["tables"][1]["rows"];
+        // At T = 2 the top-1 / top-3 ratio is the square root of the T = 1 ratio.
+        const double r1 = summary[0][3].get<double>(), r2 = summary[1][3].get<double>();
+        QVERIFY(std::fabs(r2 - std::sqrt(r1)) < 1e-9);
+        for (const auto& bad :
+             std::vector<std::vector<std::string>>{{"softlabels", model_, "--temp", "0"},
+                                                   {"softlabels", model_, "--temp", "1,-2"},
+                                                   {"softlabels", model_, "--scheme", "int3"},
+                                                   {"softlabels", model_, "-p", ""}}) {
+            const auto e = runCli(bad);
+            QCOMPARE(e.status, 2);
+            QVERIFY2(oneLine(e.err), e.err.c_str());
+        }
     }
 
     void attentionHeadBothWays() {

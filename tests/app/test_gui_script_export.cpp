@@ -11,6 +11,7 @@
 #include "widgets/KernelTimingsPanel.hpp"
 #include "widgets/MacCountsPanel.hpp"
 #include "widgets/SchemesPanel.hpp"
+#include "widgets/SoftLabelsPanel.hpp"
 
 #include <QComboBox>
 #include <QImage>
@@ -115,6 +116,7 @@ private slots:
         QVERIFY(window.cachingPanel()->hasData());
         QVERIFY(window.schemesPanel()->hasData());
         QVERIFY(window.attentionPanel()->hasData());
+        QVERIFY(window.softLabelsPanel()->hasData());
         if (vulkan) {
             QVERIFY(window.kernelsPanel()->hasData());
             // The comparison ran on the engine: its counter and peak memory are in the export.
