@@ -11,6 +11,7 @@
 #include "compute/Backends.hpp"
 #include "compute/RunRecords.hpp"
 #include "compute/Table.hpp"
+#include "compute/experiments/RequestMix.hpp"
 #include "models/ChatTemplate.hpp"
 #include "models/LoadedModel.hpp"
 #include "models/Sampler.hpp"
@@ -82,6 +83,25 @@ struct QualityRequest {
     bool requireBattery = false;
 };
 
+// Chapter item 6: the batched decode sweep (experiments/BatchingSweep) on the session's engine.
+struct BatchingRequest {
+    std::vector<std::uint32_t> batches = {1, 2, 4, 8, 16, 32, 64};
+    std::uint32_t context = 64;
+    std::uint32_t steps = 8;
+    std::uint32_t exactnessSequences = 3;
+};
+
+// Chapter item 7: static vs continuous batching (experiments/Scheduler) on the session's engine.
+struct SchedulingRequest {
+    std::uint32_t slotCount = 8;
+    experiments::RequestMixSpec mix;              // generated unless mixFile is given
+    std::optional<std::filesystem::path> mixFile; // {"requests": [{"prompt", "tokens"}]}
+    std::uint32_t promptTokens = 8;               // of each generated request
+    std::uint32_t verifyRequests = 3;
+    std::uint32_t simulateRequests = 0; // > 0: also simulate a mix this large
+    std::uint32_t simulateSlots = 0;
+};
+
 // What the caller learns about a model that finished loading.
 struct LoadedModelSummary {
     ModelRecordPtr card;
@@ -151,6 +171,16 @@ public:
     // Re-packs the engine's weights in `format` in place and warms it (Vulkan only; throws
     // std::invalid_argument for the CPU reference or a format without a kernel).
     FormatSwitch setGenerationFormat(const std::string& format, const JobControl& control = {});
+    // Item 6 on the Vulkan engine (throws std::invalid_argument on the CPU reference); the
+    // roofline uses the device's read bandwidth, measured once per load.
+    std::vector<Table> batchingSweep(const BatchingRequest& request,
+                                     const JobControl& control = {});
+    // Item 7 on the Vulkan engine: both policies run for real and simulated.
+    std::vector<Table> schedulerComparison(const SchedulingRequest& request,
+                                           const JobControl& control = {});
+    // The requests of a scheduling run: the mix file's prompts tokenized, or generated ones.
+    std::vector<experiments::ServingRequest>
+    servingRequests(const SchedulingRequest& request) const;
     // KV cache on or off for later runs (the CLI's --no-cache).
     void setCached(bool cached);
     // A tiny prefill + decode whose timings are thrown away, so the first recorded run holds

@@ -18,6 +18,8 @@ int runPerplexity(const CommandArgs& args, std::ostream& out);
 int runReport(const CommandArgs& args, std::ostream& out);
 int runDevices(const CommandArgs& args, std::ostream& out);
 int runBench(const CommandArgs& args, std::ostream& out);
+int runBatch(const CommandArgs& args, std::ostream& out);
+int runSchedule(const CommandArgs& args, std::ostream& out);
 
 // Dispatches argv[1] to a command; prints usage for "help" or no arguments.
 int runCli(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err);
