@@ -58,7 +58,9 @@ int runBatch(const CommandArgs& args, std::ostream& out) {
                          std::to_string(model.config.contextLength) + " tokens");
     if (!quiet) std::cerr << "batch: loading the model and sizing the KV cache\n";
     const auto maxBatch = *std::max_element(request.batches.begin(), request.batches.end());
-    auto serving = openServingSession(a.positional(0, "MODEL"), backend, maxBatch, positions);
+    // Each B runs working copies forked from prefilled templates: room for twice the sequences.
+    auto serving =
+        openServingSession(a.positional(0, "MODEL"), backend, 2 * maxBatch + 1, positions);
     compute::JobControl control;
     control.progress = [&](const std::string& stage, int) {
         if (!quiet) std::cerr << "batch: " << stage << "\n";

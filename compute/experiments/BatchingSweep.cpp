@@ -22,11 +22,18 @@ std::string fixed(double value, int digits) {
     return text;
 }
 
-// Sequence s of a sweep: its own prompt, so every sequence decodes different tokens.
+// Sequence s of a sweep: the shared prefix, then its own tail, so every sequence decodes
+// different tokens.
 std::vector<std::int32_t> sequencePrompt(std::uint32_t s, std::uint32_t context,
-                                         std::uint32_t vocab) {
-    return benchPrompt(context, vocab, s + 1);
+                                         std::uint32_t vocab, std::uint32_t prefix) {
+    auto prompt = benchPrompt(context, vocab, 1);
+    const auto own = benchPrompt(context, vocab, s + 1);
+    std::copy(own.begin() + prefix, own.end(), prompt.begin() + prefix);
+    return prompt;
 }
+
+// Sequence ids of the prefilled templates each point forks (the working copies are 1..B).
+constexpr SequenceId kTemplateBase = SequenceId(1) << 40;
 
 // Greedy tokens of one point: per sequence, the prefill's token then one per decode step.
 using TokenStreams = std::vector<std::vector<std::int32_t>>;
@@ -79,11 +86,27 @@ bool BatchSweepResult::exact() const {
                        [](const ExactnessCheck& c) { return c.equal(); });
 }
 
-std::uint32_t maxBatchForContext(const Engine& engine, std::uint32_t positionsPerSequence) {
+SweepLayout sweepLayout(const Engine& engine, std::uint32_t context) {
+    const std::uint32_t block = engine.kvCache().blockSize();
+    SweepLayout layout;
+    layout.prefix = context > block ? (context - 1) / block * block : 0;
+    layout.tail = context - layout.prefix;
+    return layout;
+}
+
+std::uint32_t maxBatchForContext(const Engine& engine, std::uint32_t context, std::uint32_t steps) {
     const auto& cache = engine.kvCache();
-    const std::uint32_t blocks = (positionsPerSequence + cache.blockSize() - 1) / cache.blockSize();
-    if (blocks == 0) return cache.maxSequences();
-    return std::min(cache.maxSequences(), cache.capacityBlocks() / blocks);
+    const std::uint32_t block = cache.blockSize();
+    const auto layout = sweepLayout(engine, context);
+    // The shared prefix once; per sequence its template's tail block(s) and the blocks its
+    // working copy adds past the shared full blocks. Templates and copies: two per B.
+    const std::uint32_t prefixBlocks = layout.prefix / block;
+    const std::uint32_t tailBlocks = (layout.tail + block - 1) / block;
+    const std::uint32_t sharedFull = context / block;
+    const std::uint32_t ownBlocks = (context + steps + 1 + block - 1) / block - sharedFull;
+    if (cache.capacityBlocks() <= prefixBlocks) return 0;
+    return std::min(cache.maxSequences() / 2,
+                    (cache.capacityBlocks() - prefixBlocks) / (tailBlocks + ownBlocks));
 }
 
 BatchSweepResult runBatchSweep(Engine& engine, const BatchSweepOptions& options) {
@@ -114,7 +137,7 @@ BatchSweepResult runBatchSweep(Engine& engine, const BatchSweepOptions& options)
     result.matrixBytes = matrixBytesPerDecodeStep(engine);
     result.kvBytesPerToken = engine.kvCache().kvBytesPerToken();
     result.readBytesPerSecond = options.readBytesPerSecond;
-    result.maxBatch = maxBatchForContext(engine, positions);
+    result.maxBatch = maxBatchForContext(engine, options.context, options.steps);
     auto batches = options.batches;
     std::sort(batches.begin(), batches.end());
     batches.erase(std::unique(batches.begin(), batches.end()), batches.end());
@@ -136,8 +159,9 @@ BatchSweepResult runBatchSweep(Engine& engine, const BatchSweepOptions& options)
                          std::to_string(engine.kvCache().capacityBlocks()) + " blocks of " +
                          std::to_string(engine.kvCache().blockSize()) + " positions, at most " +
                          std::to_string(engine.kvCache().maxSequences()) +
-                         " sequences) holds at most " + std::to_string(result.maxBatch) +
-                         " sequences of " + std::to_string(positions) + " positions";
+                         " sequences with their templates) holds at most " +
+                         std::to_string(result.maxBatch) + " sequences of " +
+                         std::to_string(positions) + " positions";
     }
 
     const auto vocab = engine.config().vocabSize;
@@ -148,41 +172,79 @@ BatchSweepResult runBatchSweep(Engine& engine, const BatchSweepOptions& options)
     auto report = [&](const std::string& stage, int percent) {
         if (options.progress) options.progress(stage, percent);
     };
+    // Every sequence's cache: one shared prompt over the full blocks below C (prefilled once,
+    // then forked: reference-counted blocks), and a distinct tail per sequence. The sequences
+    // of the largest B are prefilled once as templates; each point forks them (all of C when
+    // it fills whole blocks), so no point pays a prefill of B x C tokens.
+    const auto layout = sweepLayout(engine, options.context);
+    const auto templates = batches.back();
     TokenStreams lastStreams;
+    double prefillMsPerToken = 0;
     try {
+        report("Prefill: a shared prompt of " + std::to_string(layout.prefix) + " tokens, then " +
+                   std::to_string(templates) + " distinct tails of " + std::to_string(layout.tail) +
+                   " tokens",
+               0);
+        std::vector<SequenceInput> tails;
+        const SequenceId prefixId = kTemplateBase - 1;
+        if (layout.prefix > 0) {
+            auto prompt = sequencePrompt(0, options.context, vocab, layout.prefix);
+            prompt.resize(layout.prefix);
+            engine.step({{prefixId, prompt}});
+        }
+        for (std::uint32_t s = 0; s < templates; ++s) {
+            const auto prompt = sequencePrompt(s, options.context, vocab, layout.prefix);
+            if (layout.prefix > 0) engine.forkSequence(prefixId, kTemplateBase + s);
+            tails.push_back({kTemplateBase + s, std::vector<std::int32_t>(
+                                                    prompt.begin() + layout.prefix, prompt.end())});
+        }
+        if (layout.prefix > 0) engine.release(prefixId);
+        auto start = Clock::now();
+        const auto prefilled = engine.step(tails);
+        prefillMsPerToken = millisecondsSince(start) / (double(templates) * layout.tail);
+        std::vector<std::int32_t> templateNext;
+        for (const auto& out : prefilled.sequences) templateNext.push_back(out.argmax.back());
+
         for (std::size_t index = 0; index < batches.size(); ++index) {
             const auto batch = batches[index];
-            const int percent = int(90 * index / batches.size());
-            report("B = " + std::to_string(batch) + ": prefill of " + std::to_string(batch) +
-                       " x " + std::to_string(options.context) + " tokens",
-                   percent);
-            std::vector<SequenceInput> prefill;
-            for (std::uint32_t s = 0; s < batch; ++s)
-                prefill.push_back({SequenceId(s + 1), sequencePrompt(s, options.context, vocab)});
-            auto start = Clock::now();
-            auto step = engine.step(prefill);
-            const double prefillMs = millisecondsSince(start);
-            TokenStreams streams(batch);
-            auto inputs = nextInputs(step, streams);
-            step = engine.step(inputs); // untimed: first use of this batch shape
-            inputs = nextInputs(step, streams);
+            const int percent = int(5 + 85 * index / batches.size());
             report("B = " + std::to_string(batch) + ": " + std::to_string(options.steps) +
                        " timed decode steps",
                    percent);
+            TokenStreams streams(batch);
+            std::vector<SequenceInput> rest;
+            for (std::uint32_t s = 0; s < batch; ++s) {
+                const auto shared = engine.forkSequence(kTemplateBase + s, SequenceId(s + 1));
+                if (shared < options.context) {
+                    const auto prompt = sequencePrompt(s, options.context, vocab, layout.prefix);
+                    rest.push_back({SequenceId(s + 1), std::vector<std::int32_t>(
+                                                           prompt.begin() + shared, prompt.end())});
+                }
+            }
+            std::vector<SequenceInput> inputs;
+            if (!rest.empty()) {
+                inputs = nextInputs(engine.step(rest), streams);
+            } else {
+                for (std::uint32_t s = 0; s < batch; ++s) {
+                    streams[s].push_back(templateNext[s]);
+                    inputs.push_back({SequenceId(s + 1), {templateNext[s]}});
+                }
+            }
+            auto step = engine.step(inputs); // untimed: first use of this batch shape
+            inputs = nextInputs(step, streams);
             start = Clock::now();
             for (std::uint32_t i = 0; i < options.steps; ++i) {
                 step = engine.step(inputs);
                 inputs = nextInputs(step, streams);
             }
             const double totalMs = millisecondsSince(start);
-            engine.reset();
-
+            for (std::uint32_t s = 0; s < batch; ++s) engine.release(SequenceId(s + 1));
             BatchSweepPoint point;
             point.batch = batch;
             point.stepMilliseconds = totalMs / options.steps;
             point.tokensPerSecond = batch * 1e3 / point.stepMilliseconds;
             point.msPerTokenPerRequest = point.stepMilliseconds;
-            point.prefillMillisecondsPerToken = prefillMs / (double(batch) * options.context);
+            point.prefillMillisecondsPerToken = prefillMsPerToken;
             if (bandwidth > 0) {
                 point.rooflineWeightsMilliseconds = double(result.matrixBytes) / bandwidth * 1e3;
                 // Mid-run, each sequence's attention reads about context + steps/2 positions.
@@ -198,7 +260,9 @@ BatchSweepResult runBatchSweep(Engine& engine, const BatchSweepOptions& options)
             lastStreams = std::move(streams);
         }
 
-        // Exactness at the largest measured batch: chosen sequences decoded again alone.
+        // Exactness at the largest measured batch: chosen sequences decoded again alone, from
+        // their whole prompt (no shared blocks).
+        engine.reset();
         const auto batch = batches.back();
         std::vector<std::uint32_t> chosen;
         for (std::uint32_t s : {0u, batch - 1, batch / 2, 1u})
@@ -211,7 +275,8 @@ BatchSweepResult runBatchSweep(Engine& engine, const BatchSweepOptions& options)
                    95);
             const auto& batched = lastStreams[s];
             std::vector<std::int32_t> alone;
-            auto step = engine.step({{SequenceId(1), sequencePrompt(s, options.context, vocab)}});
+            auto step = engine.step(
+                {{SequenceId(1), sequencePrompt(s, options.context, vocab, layout.prefix)}});
             alone.push_back(step.sequences[0].argmax.back());
             while (alone.size() < batched.size()) {
                 step = engine.step({{SequenceId(1), {alone.back()}}});
@@ -265,6 +330,9 @@ std::vector<Table> batchSweepTables(const BatchSweepResult& r) {
                       p.prefillMillisecondsPerToken});
     }
     const std::string first = r.points.empty() ? "1" : std::to_string(r.points.front().batch);
+    sweep.notes.push_back("Each cache: a prompt shared by all sequences over its full blocks "
+                          "(forkSequence), then a distinct tail, so every sequence decodes its "
+                          "own tokens; prefill = the tails' prefill per token.");
     sweep.notes.push_back("Mean of " + std::to_string(r.steps) +
                           " timed decode steps per B, after one untimed step; multipliers are "
                           "against B = " +

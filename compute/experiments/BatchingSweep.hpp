@@ -88,8 +88,16 @@ struct BatchSweepResult {
     bool exact() const;
 };
 
-// The largest B whose sequences (context + the decoded steps) fit the engine's KV cache.
-std::uint32_t maxBatchForContext(const Engine& engine, std::uint32_t positionsPerSequence);
+// How the sweep lays out each sequence's cache of C tokens: a prompt shared by every sequence
+// over the full blocks below C (prefilled once, forked), then a distinct tail of 1..block
+// tokens, so the sequences decode different tokens.
+struct SweepLayout {
+    std::uint32_t prefix = 0, tail = 0;
+};
+SweepLayout sweepLayout(const Engine& engine, std::uint32_t context);
+// The largest B the engine's KV cache holds for the sweep at this context and step count
+// (each sequence's prefilled template and its working copy: two sequences per B).
+std::uint32_t maxBatchForContext(const Engine& engine, std::uint32_t context, std::uint32_t steps);
 
 // Runs the sweep on the engine (which it resets before and after). Throws
 // std::invalid_argument for a zero batch, no steps, or a context over the engine's.

@@ -45,7 +45,8 @@ private slots:
         Engine engine(*model_, options());
         BatchSweepOptions sweep;
         sweep.batches = {4, 1, 2};
-        sweep.context = 12;
+        // 40: a shared prefix of 32 (two full blocks), a tail of 8 fed after each fork.
+        sweep.context = 40;
         sweep.steps = 3;
         sweep.exactnessSequences = 4;
         sweep.readBytesPerSecond = 1e9;
@@ -65,6 +66,12 @@ private slots:
             QVERIFY(c.equal());
         }
         QVERIFY(result.capNote.empty());
+        QCOMPARE(engine.kvCache().usedBlocks(), 0u);
+        // 32: two full blocks, the fork shares the whole cache (prefix 16 + tail 16).
+        sweep.context = 32;
+        const auto whole = runBatchSweep(engine, sweep);
+        QCOMPARE(sweepLayout(engine, 32).prefix, 16u);
+        for (const auto& c : whole.exactness) QVERIFY(c.equal());
         QCOMPARE(engine.kvCache().usedBlocks(), 0u);
         const auto tables = batchSweepTables(result);
         QCOMPARE(tables.size(), std::size_t(3));
