@@ -27,7 +27,16 @@ using TablesPtr = std::shared_ptr<const std::vector<compute::Table>>;
 using LoadedModelPtr = std::shared_ptr<const compute::LoadedModelSummary>;
 using FormatSwitchPtr = std::shared_ptr<const compute::FormatSwitch>;
 
-enum class JobKind { Load, Generate, CompareCaching, WeightReport, QualityReport, SwitchFormat };
+enum class JobKind {
+    Load,
+    Generate,
+    CompareCaching,
+    WeightReport,
+    QualityReport,
+    SwitchFormat,
+    BatchingSweep,
+    Scheduler
+};
 
 class LabJobs : public QObject {
     Q_OBJECT
@@ -67,6 +76,8 @@ public:
     quint64 weightReport(const std::vector<models::QuantSchemeSpec>& schemes);
     quint64 qualityReport(const compute::QualityRequest& request);
     quint64 switchFormat(const QString& format);
+    quint64 batchingSweep(const compute::BatchingRequest& request);
+    quint64 schedulerComparison(const compute::SchedulingRequest& request);
 
 signals:
     void jobProgress(quint64 job, inferscope::widgets::JobKind kind, const QString& stage,
@@ -85,6 +96,8 @@ signals:
     void weightReportReady(const inferscope::widgets::TablesPtr& tables);
     void qualityReportReady(const inferscope::widgets::TablesPtr& tables);
     void formatSwitched(const inferscope::widgets::FormatSwitchPtr& result);
+    void batchingReady(const inferscope::widgets::TablesPtr& tables);
+    void schedulerReady(const inferscope::widgets::TablesPtr& tables);
 
 private:
     struct Entry;

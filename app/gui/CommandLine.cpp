@@ -2,9 +2,11 @@
 
 #include "app/gui/MainWindow.hpp"
 #include "models/LoadedModel.hpp"
+#include "widgets/BatchingPanel.hpp"
 #include "widgets/ChartExport.hpp"
 #include "widgets/ChartPanel.hpp"
 #include "widgets/LabSelection.hpp"
+#include "widgets/SchedulerPanel.hpp"
 #include "widgets/SchemesPanel.hpp"
 
 #include <QCheckBox>
@@ -22,9 +24,9 @@ namespace inferscope::gui {
 
 QStringList panelIds() {
     // The window's tabs, in order (a test checks this list against MainWindow::panels()).
-    return {"timings",  "kernel-timings",      "cached-vs-uncached",
-            "kv-cache", "activation-outliers", "quant-levels",
-            "schemes",  "model-card"};
+    return {
+        "timings",      "kernel-timings", "cached-vs-uncached", "kv-cache",  "activation-outliers",
+        "quant-levels", "schemes",        "batching",           "scheduler", "model-card"};
 }
 
 bool asksForHelpOrVersion(int argc, char** argv) {
@@ -164,6 +166,10 @@ void ScriptRunner::start() {
             [this](bool ok) { stepFinished(ok, "cached vs uncached failed"); });
     connect(&window_, &MainWindow::schemeReportFinished, this,
             [this](bool ok) { stepFinished(ok, "the weight-error report failed"); });
+    connect(&window_, &MainWindow::batchingFinished, this,
+            [this](bool ok) { stepFinished(ok, "the batching sweep failed"); });
+    connect(&window_, &MainWindow::schedulerFinished, this,
+            [this](bool ok) { stepFinished(ok, "static vs continuous batching failed"); });
 
     if (!options_.model.isEmpty()) {
         QString path = options_.model;
@@ -194,6 +200,9 @@ void ScriptRunner::afterModel() {
         if (exporting) steps_ << Step::ProfiledRun;
         steps_ << Step::Run;
         if (exporting) steps_ << Step::Comparison << Step::WeightReport;
+        // The serving lab needs the GPU engine (many sequences per step).
+        if (exporting && window_.backendName().startsWith("vulkan"))
+            steps_ << Step::Batching << Step::Scheduler;
     }
     runNextStep();
 }
@@ -233,6 +242,23 @@ void ScriptRunner::runNextStep() {
         std::fprintf(stderr, "inferscope: weight errors of %lld schemes\n",
                      static_cast<long long>(request.schemes.size()));
         started = window_.runSchemeReport(request);
+        break;
+    }
+    case Step::Batching: {
+        window_.batchingPanel()->setLargestBatch(kScriptLargestBatch);
+        auto request = window_.batchingPanel()->request();
+        request.steps = kScriptSweepSteps;
+        std::fprintf(stderr, "inferscope: batched decode, B = 1 to %d\n", kScriptLargestBatch);
+        started = window_.runBatchingSweep(request);
+        break;
+    }
+    case Step::Scheduler: {
+        window_.schedulerPanel()->setSmallMix(true);
+        window_.schedulerPanel()->setSlots(kScriptSlots);
+        const auto request = window_.schedulerPanel()->request();
+        std::fprintf(stderr, "inferscope: static vs continuous batching, %u requests on %d slots\n",
+                     request.mix.requests, kScriptSlots);
+        started = window_.runSchedulerComparison(request);
         break;
     }
     }
@@ -281,6 +307,9 @@ bool ScriptRunner::exportPanels() {
             else if (panel->panelId() == "kernel-timings")
                 why = "the backend (" + window_.backendName() +
                       ") has no GPU timestamps; kernel timings need a Vulkan device";
+            else if (panel->panelId() == "batching" || panel->panelId() == "scheduler")
+                why = "batching runs on the GPU engine; the backend (" + window_.backendName() +
+                      ") serves one sequence";
             else if (panel->panelId() == "quant-levels")
                 why = "this run did not record the residual stream";
             else

@@ -29,6 +29,7 @@ class QToolButton;
 
 namespace inferscope::widgets {
 class ActivationOutliersPanel;
+class BatchingPanel;
 class CachingPanel;
 class ChartPanel;
 class KernelTimingsPanel;
@@ -36,6 +37,7 @@ class KvCachePanel;
 class LabSelection;
 class ModelCardPanel;
 class QuantLevelsPanel;
+class SchedulerPanel;
 class SchemesPanel;
 class TimingsPanel;
 } // namespace inferscope::widgets
@@ -62,8 +64,13 @@ public:
                jobs_->running(widgets::JobKind::QualityReport);
     }
     bool isSwitchingScheme() const { return jobs_->running(widgets::JobKind::SwitchFormat); }
+    bool isServing() const {
+        return jobs_->running(widgets::JobKind::BatchingSweep) ||
+               jobs_->running(widgets::JobKind::Scheduler);
+    }
     bool isBusy() const {
-        return isGenerating() || isComparing() || isReporting() || isSwitchingScheme();
+        return isGenerating() || isComparing() || isReporting() || isSwitchingScheme() ||
+               isServing();
     }
     BackendChoice backendChoice() const { return backendChoice_; }
     QString backendName() const { return backendName_; }
@@ -77,6 +84,8 @@ public:
     widgets::CachingPanel* cachingPanel() const { return caching_; }
     widgets::QuantLevelsPanel* levelsPanel() const { return levels_; }
     widgets::SchemesPanel* schemesPanel() const { return schemes_; }
+    widgets::BatchingPanel* batchingPanel() const { return batching_; }
+    widgets::SchedulerPanel* schedulerPanel() const { return scheduler_; }
     widgets::LabSelection* selection() const { return selection_; }
     QComboBox* backendBox() const { return backendBox_; }
     QCheckBox* profileToggle() const { return profileCheck_; }
@@ -106,6 +115,10 @@ public slots:
     // The quantization lab's weight-error or quality report (false: busy or no model).
     bool runSchemeReport(const SchemeReportRequest& request);
     void cancelSchemeReport();
+    // The serving lab (chapter items 6 and 7) on the GPU engine (false: busy or no model).
+    bool runBatchingSweep(const compute::BatchingRequest& request);
+    bool runSchedulerComparison(const compute::SchedulingRequest& request);
+    void cancelServing();
     // Generation with a lab scheme: re-packs the GPU engine's weights in place (no file read,
     // same Vulkan context) if it has that format, else says why not.
     void setGenerationScheme(const QString& scheme);
@@ -118,6 +131,8 @@ signals:
     void exported(const QStringList& files);
     void comparisonFinished(bool completed);
     void schemeReportFinished(bool completed); // false: failed or cancelled
+    void batchingFinished(bool completed);     // false: failed or cancelled
+    void schedulerFinished(bool completed);
     // A scheme switch in place ended (false: it failed); the status bar shows its time.
     void generationSchemeSwitched(bool completed);
 
@@ -181,6 +196,8 @@ private:
     widgets::CachingPanel* caching_ = nullptr;
     widgets::QuantLevelsPanel* levels_ = nullptr;
     widgets::SchemesPanel* schemes_ = nullptr;
+    widgets::BatchingPanel* batching_ = nullptr;
+    widgets::SchedulerPanel* scheduler_ = nullptr;
     widgets::LabSelection* selection_ = nullptr;
     QComboBox* backendBox_ = nullptr;
     QCheckBox* profileCheck_ = nullptr;

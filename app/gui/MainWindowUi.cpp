@@ -4,6 +4,7 @@
 #include "compute/WeightFormat.hpp"
 #include "models/LoadedModel.hpp"
 #include "widgets/ActivationOutliersPanel.hpp"
+#include "widgets/BatchingPanel.hpp"
 #include "widgets/CachingPanel.hpp"
 #include "widgets/ChartExport.hpp"
 #include "widgets/KernelTimingsPanel.hpp"
@@ -11,6 +12,7 @@
 #include "widgets/LabSelection.hpp"
 #include "widgets/ModelCardPanel.hpp"
 #include "widgets/QuantLevelsPanel.hpp"
+#include "widgets/SchedulerPanel.hpp"
 #include "widgets/SchemesPanel.hpp"
 #include "widgets/TimingsPanel.hpp"
 
@@ -185,6 +187,8 @@ void MainWindow::buildUi() {
     caching_ = new widgets::CachingPanel(tabs_);
     levels_ = new widgets::QuantLevelsPanel(tabs_);
     schemes_ = new widgets::SchemesPanel(tabs_);
+    batching_ = new widgets::BatchingPanel(tabs_);
+    scheduler_ = new widgets::SchedulerPanel(tabs_);
     // Short tab names, all in sight at any presentation scale: no scroll arrows, no eliding
     // (the panel's full title is on the chart and in the tab's tooltip).
     tabs_->setUsesScrollButtons(false);
@@ -197,6 +201,8 @@ void MainWindow::buildUi() {
                                              {"activation-outliers", tr("Outliers")},
                                              {"quant-levels", tr("Levels")},
                                              {"schemes", tr("Schemes")},
+                                             {"batching", tr("Batching")},
+                                             {"scheduler", tr("Scheduler")},
                                              {"model-card", tr("Model")}};
     for (auto* panel : panels()) {
         tabs_->addTab(panel, tabNames.value(panel->panelId(), panel->title()));
@@ -239,6 +245,13 @@ void MainWindow::buildUi() {
             &MainWindow::cancelSchemeReport);
     connect(schemes_, &widgets::SchemesPanel::generationSchemeRequested, this,
             &MainWindow::setGenerationScheme);
+    connect(batching_, &widgets::BatchingPanel::sweepRequested, this,
+            &MainWindow::runBatchingSweep);
+    connect(batching_, &widgets::BatchingPanel::cancelRequested, this, &MainWindow::cancelServing);
+    connect(scheduler_, &widgets::SchedulerPanel::scheduleRequested, this,
+            &MainWindow::runSchedulerComparison);
+    connect(scheduler_, &widgets::SchedulerPanel::cancelRequested, this,
+            &MainWindow::cancelServing);
 
     scroll->setWidget(controls);
     splitter_->addWidget(scroll);
@@ -301,12 +314,13 @@ void MainWindow::buildMenus() {
     for (int i = 0; i < tabs_->count(); ++i) {
         auto* show =
             view->addAction(tabs_->tabText(i), this, [this, i] { tabs_->setCurrentIndex(i); });
-        show->setShortcut(QKeySequence(Qt::ALT | Qt::Key(Qt::Key_1 + i)));
+        if (i < 9) show->setShortcut(QKeySequence(Qt::ALT | Qt::Key(Qt::Key_1 + i)));
     }
 }
 
 QList<widgets::ChartPanel*> MainWindow::panels() const {
-    return {timings_, kernels_, caching_, kvCache_, outliers_, levels_, schemes_, modelCard_};
+    return {timings_, kernels_, caching_,  kvCache_,   outliers_,
+            levels_,  schemes_, batching_, scheduler_, modelCard_};
 }
 
 void MainWindow::applySettingsToUi() {
@@ -378,6 +392,10 @@ void MainWindow::updateActions() {
     schemes_->setRunning(isReporting());
     schemes_->weightButton()->setEnabled(canGenerate);
     schemes_->qualityButton()->setEnabled(canGenerate);
+    batching_->setRunning(jobs_->running(widgets::JobKind::BatchingSweep));
+    batching_->runButton()->setEnabled(canGenerate);
+    scheduler_->setRunning(jobs_->running(widgets::JobKind::Scheduler));
+    scheduler_->runButton()->setEnabled(canGenerate);
 }
 
 void MainWindow::setPresentationScale(double scale) {
