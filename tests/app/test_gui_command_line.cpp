@@ -110,7 +110,8 @@ private slots:
         env.insert("QT_QPA_PLATFORM", "offscreen");
         auto refused = runWindow({"--tab", "no-such-panel", "--quit"}, env);
         QCOMPARE(refused.status, 2);
-        QVERIFY2(refused.err.contains("no panel 'no-such-panel'") && refused.err.contains("schemes"),
+        QVERIFY2(refused.err.contains("no panel 'no-such-panel'") &&
+                     refused.err.contains("schemes"),
                  qPrintable(refused.err));
     }
 };
