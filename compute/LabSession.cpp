@@ -6,8 +6,10 @@
 #include "compute/Generation.hpp"
 #include "compute/ResourcePaths.hpp"
 #include "compute/VulkanBackend.hpp"
+#include "compute/experiments/BatchingSweep.hpp"
 #include "compute/experiments/ModelInfo.hpp"
 #include "compute/experiments/QualityReport.hpp"
+#include "compute/experiments/Scheduler.hpp"
 #include "compute/experiments/WeightReport.hpp"
 #include "models/PrintableBytes.hpp"
 #include "models/TextFile.hpp"
@@ -700,6 +702,78 @@ FormatSwitch LabSession::setGenerationFormat(const std::string& name, const JobC
     result.backend = vulkan->name();
     control.report("Ready", 100);
     return result;
+}
+
+namespace {
+Engine& requireEngine(VulkanBackend* vulkan, const std::string& backend, const char* what) {
+    if (!vulkan)
+        throw std::invalid_argument(std::string(what) + " runs on the Vulkan engine; the " +
+                                    backend + " backend serves one sequence");
+    return vulkan->engine();
+}
+} // namespace
+
+std::vector<Table> LabSession::batchingSweep(const BatchingRequest& request,
+                                             const JobControl& control) {
+    auto& s = state();
+    auto& engine = requireEngine(s.vulkan(), backendName(), "the batching sweep");
+    control.report("Measuring read bandwidth", 0);
+    if (s.readBytesPerSecond == 0)
+        s.readBytesPerSecond = measureReadBandwidth(engine.context()).gigabytesPerSecond * 1e9;
+    experiments::BatchSweepOptions options;
+    options.batches = request.batches;
+    options.context = request.context;
+    options.steps = request.steps;
+    options.exactnessSequences = request.exactnessSequences;
+    options.readBytesPerSecond = s.readBytesPerSecond;
+    options.progress = [&](const std::string& stage, int percent) {
+        control.report(stage, percent);
+        if (control.cancelled()) throw JobCancelled();
+    };
+    return experiments::batchSweepTables(experiments::runBatchSweep(engine, options));
+}
+
+std::vector<experiments::ServingRequest>
+LabSession::servingRequests(const SchedulingRequest& request) const {
+    const auto& s = state();
+    std::vector<experiments::ServingRequest> requests;
+    if (request.mixFile) {
+        for (const auto& entry : experiments::loadRequestMix(*request.mixFile)) {
+            auto ids = s.tokenizer->encode(entry.prompt, true, false);
+            if (ids.empty())
+                throw std::invalid_argument("a prompt of the mix file encodes to no tokens");
+            requests.push_back({std::move(ids), entry.outputTokens});
+        }
+        return requests;
+    }
+    if (request.promptTokens == 0)
+        throw std::invalid_argument("each generated request needs at least one prompt token");
+    const auto lengths = experiments::skewedLengths(request.mix);
+    const auto vocab = s.model->config.vocabSize;
+    for (std::size_t i = 0; i < lengths.size(); ++i)
+        requests.push_back(
+            {benchPrompt(request.promptTokens, vocab, 1000 + std::uint32_t(i)), lengths[i]});
+    return requests;
+}
+
+std::vector<Table> LabSession::schedulerComparison(const SchedulingRequest& request,
+                                                   const JobControl& control) {
+    auto& s = state();
+    auto& engine = requireEngine(s.vulkan(), backendName(), "the scheduler comparison");
+    if (request.slotCount == 0)
+        throw std::invalid_argument("the scheduler needs at least one slot");
+    const auto requests = servingRequests(request);
+    experiments::SchedulerOptions options;
+    options.slotCount = request.slotCount;
+    options.verifyRequests = request.verifyRequests;
+    options.simulateRequests = request.simulateRequests;
+    options.simulateSlots = request.simulateSlots;
+    options.mix = request.mix;
+    options.progress = [&](const std::string& stage, int percent) {
+        control.report(stage, percent);
+        if (control.cancelled()) throw JobCancelled();
+    };
+    return experiments::schedulerTables(experiments::compareSchedulers(engine, requests, options));
 }
 
 void LabSession::setCached(bool cached) {

@@ -13,6 +13,7 @@
 #include "compute/Table.hpp"
 #include "compute/experiments/AttentionHeadCost.hpp"
 #include "compute/experiments/QualityReport.hpp"
+#include "compute/experiments/RequestMix.hpp"
 #include "compute/experiments/SoftLabels.hpp"
 #include "models/ChatTemplate.hpp"
 #include "models/LoadedModel.hpp"
@@ -96,6 +97,25 @@ struct SoftLabelRequest {
     std::vector<models::QuantSchemeSpec> schemes; // empty: no divergence table
 };
 
+// Chapter item 6: the batched decode sweep (experiments/BatchingSweep) on the session's engine.
+struct BatchingRequest {
+    std::vector<std::uint32_t> batches = {1, 2, 4, 8, 16, 32, 64};
+    std::uint32_t context = 64;
+    std::uint32_t steps = 8;
+    std::uint32_t exactnessSequences = 3;
+};
+
+// Chapter item 7: static vs continuous batching (experiments/Scheduler) on the session's engine.
+struct SchedulingRequest {
+    std::uint32_t slotCount = 8;
+    experiments::RequestMixSpec mix;              // generated unless mixFile is given
+    std::optional<std::filesystem::path> mixFile; // {"requests": [{"prompt", "tokens"}]}
+    std::uint32_t promptTokens = 8;               // of each generated request
+    std::uint32_t verifyRequests = 3;
+    std::uint32_t simulateRequests = 0; // > 0: also simulate a mix this large
+    std::uint32_t simulateSlots = 0;
+};
+
 // What the caller learns about a model that finished loading.
 struct LoadedModelSummary {
     ModelRecordPtr card;
@@ -171,6 +191,16 @@ public:
                                          const JobControl& control = {});
     experiments::NextTokenDistributionPtr softLabels(const SoftLabelRequest& request,
                                                      const JobControl& control = {});
+    // Item 6 on the Vulkan engine (throws std::invalid_argument on the CPU reference); the
+    // roofline uses the device's read bandwidth, measured once per load.
+    std::vector<Table> batchingSweep(const BatchingRequest& request,
+                                     const JobControl& control = {});
+    // Item 7 on the Vulkan engine: both policies run for real and simulated.
+    std::vector<Table> schedulerComparison(const SchedulingRequest& request,
+                                           const JobControl& control = {});
+    // The requests of a scheduling run: the mix file's prompts tokenized, or generated ones.
+    std::vector<experiments::ServingRequest>
+    servingRequests(const SchedulingRequest& request) const;
     // KV cache on or off for later runs (the CLI's --no-cache).
     void setCached(bool cached);
     // A tiny prefill + decode whose timings are thrown away, so the first recorded run holds

@@ -216,4 +216,20 @@ quint64 LabJobs::switchFormat(const QString& format) {
     });
 }
 
+quint64 LabJobs::batchingSweep(const compute::BatchingRequest& request) {
+    return start(JobKind::BatchingSweep, [request](Job& job) {
+        auto tables = std::make_shared<const std::vector<compute::Table>>(
+            job.session.batchingSweep(request, job.control));
+        job.post([tables](LabJobs& jobs) { emit jobs.batchingReady(tables); });
+    });
+}
+
+quint64 LabJobs::schedulerComparison(const compute::SchedulingRequest& request) {
+    return start(JobKind::Scheduler, [request](Job& job) {
+        auto tables = std::make_shared<const std::vector<compute::Table>>(
+            job.session.schedulerComparison(request, job.control));
+        job.post([tables](LabJobs& jobs) { emit jobs.schedulerReady(tables); });
+    });
+}
+
 } // namespace inferscope::widgets

@@ -35,7 +35,9 @@ enum class JobKind {
     QualityReport,
     SwitchFormat,
     AttentionHead,
-    SoftLabels
+    SoftLabels,
+    BatchingSweep,
+    Scheduler
 };
 
 class LabJobs : public QObject {
@@ -78,6 +80,8 @@ public:
     quint64 switchFormat(const QString& format);
     quint64 attentionHead(const compute::experiments::AttentionHeadOptions& options);
     quint64 softLabels(const compute::SoftLabelRequest& request);
+    quint64 batchingSweep(const compute::BatchingRequest& request);
+    quint64 schedulerComparison(const compute::SchedulingRequest& request);
 
 signals:
     void jobProgress(quint64 job, inferscope::widgets::JobKind kind, const QString& stage,
@@ -98,6 +102,8 @@ signals:
     void formatSwitched(const inferscope::widgets::FormatSwitchPtr& result);
     void attentionHeadReady(const inferscope::widgets::TablesPtr& tables);
     void softLabelsReady(const inferscope::compute::experiments::NextTokenDistributionPtr& labels);
+    void batchingReady(const inferscope::widgets::TablesPtr& tables);
+    void schedulerReady(const inferscope::widgets::TablesPtr& tables);
 
 private:
     struct Entry;

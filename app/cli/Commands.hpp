@@ -22,6 +22,8 @@ int runBudget(const CommandArgs& args, std::ostream& out);
 int runMacs(const CommandArgs& args, std::ostream& out);
 int runAttention(const CommandArgs& args, std::ostream& out);
 int runSoftLabels(const CommandArgs& args, std::ostream& out);
+int runBatch(const CommandArgs& args, std::ostream& out);
+int runSchedule(const CommandArgs& args, std::ostream& out);
 
 // Dispatches argv[1] to a command; prints usage for "help" or no arguments.
 int runCli(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err);

@@ -62,6 +62,14 @@ const std::vector<Command>& commands() {
          "                                   weights + KV per token x tokens <= device memory:\n"
          "                                   context tokens and users that fit, per model\n",
          false},
+        {"batch", runBatch,
+         "  batch MODEL [--batches 1,2,4,...,64] [--context C] [--steps N] [--format F]\n"
+         "                                   batched decode: tokens/s and latency per B, the\n"
+         "                                   knee, the roofline, batched vs alone tokens\n"},
+        {"schedule", runSchedule,
+         "  schedule MODEL [--slots N] [--requests N] [--seed S] [--mix FILE]\n"
+         "           [--median M --longest L --total T] [--simulate N [--simulate-slots S]]\n"
+         "                                   static vs continuous batching, run and simulated\n"},
         {"report", runReport,
          "  report weights MODEL [--scheme S,...] [--matrix NAME]\n"
          "                                   quantization error of every projection matrix per "

@@ -2,9 +2,11 @@
 
 #include "app/gui/MainWindow.hpp"
 #include "models/LoadedModel.hpp"
+#include "widgets/BatchingPanel.hpp"
 #include "widgets/ChartExport.hpp"
 #include "widgets/ChartPanel.hpp"
 #include "widgets/LabSelection.hpp"
+#include "widgets/SchedulerPanel.hpp"
 #include "widgets/SchemesPanel.hpp"
 #include "widgets/SoftLabelsPanel.hpp"
 
@@ -23,9 +25,10 @@ namespace inferscope::gui {
 
 QStringList panelIds() {
     // The window's tabs, in order (a test checks this list against MainWindow::panels()).
-    return {"timings",    "kernel-timings", "cached-vs-uncached",  "attention-cost",
-            "mac-counts", "kv-cache",       "activation-outliers", "quant-levels",
-            "schemes",    "soft-labels",    "memory-budget",       "model-card"};
+    return {
+        "timings",  "kernel-timings",      "cached-vs-uncached", "attention-cost", "mac-counts",
+        "kv-cache", "activation-outliers", "quant-levels",       "schemes",        "soft-labels",
+        "batching", "scheduler",           "memory-budget",      "model-card"};
 }
 
 bool asksForHelpOrVersion(int argc, char** argv) {
@@ -169,6 +172,10 @@ void ScriptRunner::start() {
             [this](bool ok) { stepFinished(ok, "the attention head timing failed"); });
     connect(&window_, &MainWindow::softLabelsFinished, this,
             [this](bool ok) { stepFinished(ok, "the soft labels failed"); });
+    connect(&window_, &MainWindow::batchingFinished, this,
+            [this](bool ok) { stepFinished(ok, "the batching sweep failed"); });
+    connect(&window_, &MainWindow::schedulerFinished, this,
+            [this](bool ok) { stepFinished(ok, "static vs continuous batching failed"); });
 
     if (!options_.model.isEmpty()) {
         QString path = options_.model;
@@ -201,6 +208,9 @@ void ScriptRunner::afterModel() {
         if (exporting)
             steps_ << Step::Comparison << Step::WeightReport << Step::AttentionHead
                    << Step::SoftLabels;
+        // The serving lab needs the GPU engine (many sequences per step).
+        if (exporting && window_.backendName().startsWith("vulkan"))
+            steps_ << Step::Batching << Step::Scheduler;
     }
     runNextStep();
 }
@@ -258,6 +268,23 @@ void ScriptRunner::runNextStep() {
         started = window_.computeSoftLabels(window_.softLabelsPanel()->prompt(), schemes);
         break;
     }
+    case Step::Batching: {
+        window_.batchingPanel()->setLargestBatch(kScriptLargestBatch);
+        auto request = window_.batchingPanel()->request();
+        request.steps = kScriptSweepSteps;
+        std::fprintf(stderr, "inferscope: batched decode, B = 1 to %d\n", kScriptLargestBatch);
+        started = window_.runBatchingSweep(request);
+        break;
+    }
+    case Step::Scheduler: {
+        window_.schedulerPanel()->setSmallMix(true);
+        window_.schedulerPanel()->setSlots(kScriptSlots);
+        const auto request = window_.schedulerPanel()->request();
+        std::fprintf(stderr, "inferscope: static vs continuous batching, %u requests on %d slots\n",
+                     request.mix.requests, kScriptSlots);
+        started = window_.runSchedulerComparison(request);
+        break;
+    }
     }
     if (!started) finish(1, "cannot run the script's next step: no model is loaded");
 }
@@ -304,6 +331,9 @@ bool ScriptRunner::exportPanels() {
             else if (panel->panelId() == "kernel-timings")
                 why = "the backend (" + window_.backendName() +
                       ") has no GPU timestamps; kernel timings need a Vulkan device";
+            else if (panel->panelId() == "batching" || panel->panelId() == "scheduler")
+                why = "batching runs on the GPU engine; the backend (" + window_.backendName() +
+                      ") serves one sequence";
             else if (panel->panelId() == "quant-levels")
                 why = "this run did not record the residual stream";
             else

@@ -51,13 +51,18 @@ bool asksForHelpOrVersion(int argc, char** argv);
 // Drives the window through the script; emits finished(exit status) once, and quits the
 // application with it when options.quit. With --run and --export it fills every panel it
 // can before exporting: a profiled two-token run (kernel timings; it also warms the
-// pipelines), the run itself, a short cached-vs-uncached comparison and the weight-error
-// report. A panel still empty then is left out of the export, with the reason on stderr.
+// pipelines), the run itself, a short cached-vs-uncached comparison, the weight-error
+// report and, on the GPU engine, a short batching sweep (B up to kScriptLargestBatch) and
+// the quick request mix on kScriptSlots slots. A panel still empty then is left out of the
+// export, with the reason on stderr.
 class ScriptRunner : public QObject {
     Q_OBJECT
 public:
     static constexpr int kProfiledTokens = 2;
     static constexpr int kComparisonTokens = 6;
+    static constexpr int kScriptLargestBatch = 16;
+    static constexpr int kScriptSweepSteps = 4;
+    static constexpr int kScriptSlots = 4;
 
     ScriptRunner(MainWindow& window, CommandLineOptions options, QObject* parent = nullptr);
     void start();
@@ -69,7 +74,16 @@ signals:
     void finished(int status);
 
 private:
-    enum class Step { ProfiledRun, Run, Comparison, WeightReport, AttentionHead, SoftLabels };
+    enum class Step {
+        ProfiledRun,
+        Run,
+        Comparison,
+        WeightReport,
+        AttentionHead,
+        SoftLabels,
+        Batching,
+        Scheduler
+    };
     // The scripted export times the single head up to this length (the panel goes to 4,096).
     static constexpr std::uint32_t kAttentionHeadMaxLength = 1024;
     void afterModel();

@@ -5,6 +5,7 @@
 #include "models/LoadedModel.hpp"
 #include "widgets/ActivationOutliersPanel.hpp"
 #include "widgets/AttentionCostPanel.hpp"
+#include "widgets/BatchingPanel.hpp"
 #include "widgets/CachingPanel.hpp"
 #include "widgets/ChartExport.hpp"
 #include "widgets/KernelTimingsPanel.hpp"
@@ -14,6 +15,7 @@
 #include "widgets/MemoryBudgetPanel.hpp"
 #include "widgets/ModelCardPanel.hpp"
 #include "widgets/QuantLevelsPanel.hpp"
+#include "widgets/SchedulerPanel.hpp"
 #include "widgets/SchemesPanel.hpp"
 #include "widgets/SoftLabelsPanel.hpp"
 #include "widgets/TimingsPanel.hpp"
@@ -96,6 +98,8 @@ void MainWindow::subscribe() {
     macs_->subscribe(*jobs);
     budget_->subscribe(*jobs);
     softLabels_->subscribe(*jobs);
+    batching_->subscribe(*jobs);
+    scheduler_->subscribe(*jobs);
     // The window's own part: the model label, the output text and the status bar.
     connect(jobs, &widgets::LabJobs::modelLoaded, this, &MainWindow::onModelLoaded);
     connect(jobs, &widgets::LabJobs::formatSwitched, this, &MainWindow::onFormatSwitched);
@@ -275,6 +279,20 @@ void MainWindow::onJobEnded(widgets::JobKind kind, const QString& error, bool fa
         if (failed && error != "cancelled") showError(tr("Scheme report failed"), error);
         emit schemeReportFinished(!failed);
         return;
+    case JobKind::BatchingSweep:
+    case JobKind::Scheduler: {
+        const bool sweep = kind == JobKind::BatchingSweep;
+        const QString what = sweep ? tr("Batching sweep") : tr("Static vs continuous batching");
+        statusLabel_->setText(failed  ? tr("%1 failed").arg(what)
+                              : sweep ? batching_->summaryText()
+                                      : scheduler_->summaryText());
+        if (failed && error != "cancelled") showError(tr("%1 failed").arg(what), error);
+        if (sweep)
+            emit batchingFinished(!failed);
+        else
+            emit schedulerFinished(!failed);
+        return;
+    }
     case JobKind::SwitchFormat:
         if (failed) {
             statusLabel_->setText(tr("Could not switch the generation scheme"));
@@ -459,11 +477,39 @@ QStringList MainWindow::exportAll(const QString& folder, QString* error) {
     return files;
 }
 
+bool MainWindow::runBatchingSweep(const compute::BatchingRequest& request) {
+    if (!hasModel() || isBusy() || isLoading()) return false;
+    statusLabel_->setText(tr("Measuring batched decode…"));
+    jobs_->batchingSweep(request);
+    updateActions();
+    return true;
+}
+
+bool MainWindow::runSchedulerComparison(const compute::SchedulingRequest& request) {
+    if (!hasModel() || isBusy() || isLoading()) return false;
+    statusLabel_->setText(tr("Running static, then continuous batching…"));
+    jobs_->schedulerComparison(request);
+    updateActions();
+    return true;
+}
+
+void MainWindow::cancelServing() {
+    // A dropped job sends nothing more: say here that it ended.
+    const bool sweep = jobs_->drop(jobs_->current(widgets::JobKind::BatchingSweep));
+    const bool scheduler = jobs_->drop(jobs_->current(widgets::JobKind::Scheduler));
+    if (!sweep && !scheduler) return;
+    statusLabel_->setText(tr("Cancelled"));
+    updateActions();
+    if (sweep) emit batchingFinished(false);
+    if (scheduler) emit schedulerFinished(false);
+}
+
 void MainWindow::closeEvent(QCloseEvent* event) {
     saveSettings();
     for (auto kind : {widgets::JobKind::Generate, widgets::JobKind::CompareCaching,
                       widgets::JobKind::WeightReport, widgets::JobKind::QualityReport,
-                      widgets::JobKind::AttentionHead, widgets::JobKind::SoftLabels})
+                      widgets::JobKind::AttentionHead, widgets::JobKind::SoftLabels,
+                      widgets::JobKind::BatchingSweep, widgets::JobKind::Scheduler})
         jobs_->stop(jobs_->current(kind));
     QMainWindow::closeEvent(event);
 }

@@ -30,6 +30,7 @@ class QToolButton;
 namespace inferscope::widgets {
 class ActivationOutliersPanel;
 class AttentionCostPanel;
+class BatchingPanel;
 class CachingPanel;
 class ChartPanel;
 class KernelTimingsPanel;
@@ -39,6 +40,7 @@ class MacCountsPanel;
 class MemoryBudgetPanel;
 class ModelCardPanel;
 class QuantLevelsPanel;
+class SchedulerPanel;
 class SchemesPanel;
 class SoftLabelsPanel;
 class TimingsPanel;
@@ -68,9 +70,13 @@ public:
     bool isSwitchingScheme() const { return jobs_->running(widgets::JobKind::SwitchFormat); }
     bool isTimingAttention() const { return jobs_->running(widgets::JobKind::AttentionHead); }
     bool isComputingSoftLabels() const { return jobs_->running(widgets::JobKind::SoftLabels); }
+    bool isServing() const {
+        return jobs_->running(widgets::JobKind::BatchingSweep) ||
+               jobs_->running(widgets::JobKind::Scheduler);
+    }
     bool isBusy() const {
         return isGenerating() || isComparing() || isReporting() || isSwitchingScheme() ||
-               isTimingAttention() || isComputingSoftLabels();
+               isTimingAttention() || isComputingSoftLabels() || isServing();
     }
     BackendChoice backendChoice() const { return backendChoice_; }
     QString backendName() const { return backendName_; }
@@ -88,6 +94,8 @@ public:
     widgets::MacCountsPanel* macCountsPanel() const { return macs_; }
     widgets::MemoryBudgetPanel* budgetPanel() const { return budget_; }
     widgets::SoftLabelsPanel* softLabelsPanel() const { return softLabels_; }
+    widgets::BatchingPanel* batchingPanel() const { return batching_; }
+    widgets::SchedulerPanel* schedulerPanel() const { return scheduler_; }
     widgets::LabSelection* selection() const { return selection_; }
     QComboBox* backendBox() const { return backendBox_; }
     QCheckBox* profileToggle() const { return profileCheck_; }
@@ -117,6 +125,10 @@ public slots:
     // The quantization lab's weight-error or quality report (false: busy or no model).
     bool runSchemeReport(const SchemeReportRequest& request);
     void cancelSchemeReport();
+    // The serving lab (chapter items 6 and 7) on the GPU engine (false: busy or no model).
+    bool runBatchingSweep(const compute::BatchingRequest& request);
+    bool runSchedulerComparison(const compute::SchedulingRequest& request);
+    void cancelServing();
     // Generation with a lab scheme: re-packs the GPU engine's weights in place (no file read,
     // same Vulkan context) if it has that format, else says why not.
     void setGenerationScheme(const QString& scheme);
@@ -134,6 +146,8 @@ signals:
     void exported(const QStringList& files);
     void comparisonFinished(bool completed);
     void schemeReportFinished(bool completed); // false: failed or cancelled
+    void batchingFinished(bool completed);     // false: failed or cancelled
+    void schedulerFinished(bool completed);
     // A scheme switch in place ended (false: it failed); the status bar shows its time.
     void generationSchemeSwitched(bool completed);
     void attentionHeadFinished(bool completed);
@@ -203,6 +217,8 @@ private:
     widgets::MacCountsPanel* macs_ = nullptr;
     widgets::MemoryBudgetPanel* budget_ = nullptr;
     widgets::SoftLabelsPanel* softLabels_ = nullptr;
+    widgets::BatchingPanel* batching_ = nullptr;
+    widgets::SchedulerPanel* scheduler_ = nullptr;
     widgets::LabSelection* selection_ = nullptr;
     QComboBox* backendBox_ = nullptr;
     QCheckBox* profileCheck_ = nullptr;

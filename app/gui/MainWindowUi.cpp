@@ -5,6 +5,7 @@
 #include "models/LoadedModel.hpp"
 #include "widgets/ActivationOutliersPanel.hpp"
 #include "widgets/AttentionCostPanel.hpp"
+#include "widgets/BatchingPanel.hpp"
 #include "widgets/CachingPanel.hpp"
 #include "widgets/ChartExport.hpp"
 #include "widgets/KernelTimingsPanel.hpp"
@@ -14,6 +15,7 @@
 #include "widgets/MemoryBudgetPanel.hpp"
 #include "widgets/ModelCardPanel.hpp"
 #include "widgets/QuantLevelsPanel.hpp"
+#include "widgets/SchedulerPanel.hpp"
 #include "widgets/SchemesPanel.hpp"
 #include "widgets/SoftLabelsPanel.hpp"
 #include "widgets/TimingsPanel.hpp"
@@ -193,6 +195,8 @@ void MainWindow::buildUi() {
     macs_ = new widgets::MacCountsPanel(tabs_);
     budget_ = new widgets::MemoryBudgetPanel(tabs_);
     softLabels_ = new widgets::SoftLabelsPanel(tabs_);
+    batching_ = new widgets::BatchingPanel(tabs_);
+    scheduler_ = new widgets::SchedulerPanel(tabs_);
     // Short tab names, all in sight at any presentation scale: no scroll arrows, no eliding
     // (the panel's full title is on the chart and in the tab's tooltip).
     tabs_->setUsesScrollButtons(false);
@@ -209,6 +213,8 @@ void MainWindow::buildUi() {
                                              {"mac-counts", tr("MACs")},
                                              {"memory-budget", tr("Budget")},
                                              {"soft-labels", tr("Soft")},
+                                             {"batching", tr("Batching")},
+                                             {"scheduler", tr("Scheduler")},
                                              {"model-card", tr("Model")}};
     for (auto* panel : panels()) {
         tabs_->addTab(panel, tabNames.value(panel->panelId(), panel->title()));
@@ -257,6 +263,13 @@ void MainWindow::buildUi() {
             &MainWindow::cancelSchemeReport);
     connect(schemes_, &widgets::SchemesPanel::generationSchemeRequested, this,
             &MainWindow::setGenerationScheme);
+    connect(batching_, &widgets::BatchingPanel::sweepRequested, this,
+            &MainWindow::runBatchingSweep);
+    connect(batching_, &widgets::BatchingPanel::cancelRequested, this, &MainWindow::cancelServing);
+    connect(scheduler_, &widgets::SchedulerPanel::scheduleRequested, this,
+            &MainWindow::runSchedulerComparison);
+    connect(scheduler_, &widgets::SchedulerPanel::cancelRequested, this,
+            &MainWindow::cancelServing);
 
     scroll->setWidget(controls);
     splitter_->addWidget(scroll);
@@ -319,13 +332,13 @@ void MainWindow::buildMenus() {
     for (int i = 0; i < tabs_->count(); ++i) {
         auto* show =
             view->addAction(tabs_->tabText(i), this, [this, i] { tabs_->setCurrentIndex(i); });
-        show->setShortcut(QKeySequence(Qt::ALT | Qt::Key(Qt::Key_1 + i)));
+        if (i < 9) show->setShortcut(QKeySequence(Qt::ALT | Qt::Key(Qt::Key_1 + i)));
     }
 }
 
 QList<widgets::ChartPanel*> MainWindow::panels() const {
-    return {timings_,  kernels_, caching_, attention_,  macs_,   kvCache_,
-            outliers_, levels_,  schemes_, softLabels_, budget_, modelCard_};
+    return {timings_, kernels_, caching_,    attention_, macs_,      kvCache_, outliers_,
+            levels_,  schemes_, softLabels_, batching_,  scheduler_, budget_,  modelCard_};
 }
 
 void MainWindow::applySettingsToUi() {
@@ -401,6 +414,10 @@ void MainWindow::updateActions() {
     schemes_->setRunning(isReporting());
     schemes_->weightButton()->setEnabled(canGenerate);
     schemes_->qualityButton()->setEnabled(canGenerate);
+    batching_->setRunning(jobs_->running(widgets::JobKind::BatchingSweep));
+    batching_->runButton()->setEnabled(canGenerate);
+    scheduler_->setRunning(jobs_->running(widgets::JobKind::Scheduler));
+    scheduler_->runButton()->setEnabled(canGenerate);
 }
 
 void MainWindow::setPresentationScale(double scale) {

@@ -75,8 +75,8 @@ private slots:
 
     void unknownTabIsAnErrorThatListsThePanels() {
         QString error;
-        parseCommandLine({"inferscope", "--tab", "batching"}, &error);
-        QVERIFY(error.contains("batching"));
+        parseCommandLine({"inferscope", "--tab", "no-such-panel"}, &error);
+        QVERIFY(error.contains("no-such-panel"));
         for (const auto& id : panelIds()) QVERIFY2(error.contains(id), qPrintable(error));
         error.clear();
         auto ok = parseCommandLine({"inferscope", "--tab", "kv-cache"}, &error);
@@ -108,9 +108,10 @@ private slots:
         QVERIFY2(!windowExecutable().isEmpty(), "build the inferscope target first");
         auto env = withoutDisplay();
         env.insert("QT_QPA_PLATFORM", "offscreen");
-        auto refused = runWindow({"--tab", "batching", "--quit"}, env);
+        auto refused = runWindow({"--tab", "no-such-panel", "--quit"}, env);
         QCOMPARE(refused.status, 2);
-        QVERIFY2(refused.err.contains("no panel 'batching'") && refused.err.contains("schemes"),
+        QVERIFY2(refused.err.contains("no panel 'no-such-panel'") &&
+                     refused.err.contains("schemes"),
                  qPrintable(refused.err));
     }
 };

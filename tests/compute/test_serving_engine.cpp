@@ -1,0 +1,173 @@
+// The serving lab on the real engine over a small synthetic model (lavapipe): batched decode
+// tokens equal each sequence alone, the sweep caps B by the KV cache and says so, both
+// schedulers produce every request's tokens exactly as the request alone, and no KV block is
+// still held after a run.
+#include "compute/Engine.hpp"
+#include "compute/experiments/BatchingSweep.hpp"
+#include "compute/experiments/Scheduler.hpp"
+#include "models/LoadedModel.hpp"
+#include "models/SyntheticModel.hpp"
+
+#include <QTemporaryDir>
+#include <QtTest>
+
+using namespace inferscope;
+using namespace inferscope::compute;
+using namespace inferscope::compute::experiments;
+
+class TestServingEngine : public QObject {
+    Q_OBJECT
+
+    QTemporaryDir dir_;
+    std::unique_ptr<models::LoadedModel> model_;
+
+    EngineOptions options(std::uint32_t capacity = 4096) const {
+        EngineOptions o;
+        o.weightFormat = WeightFormat::F32;
+        o.kvCapacityTokens = capacity;
+        return o;
+    }
+
+private slots:
+    void initTestCase() {
+        QVERIFY(dir_.isValid());
+        models::SyntheticModelSpec spec;
+        spec.layers = 2;
+        spec.hiddenSize = 64;
+        spec.vocabSize = 300;
+        spec.seed = 11;
+        const auto path = std::filesystem::path(dir_.path().toStdString()) / "model.gguf";
+        models::writeSyntheticGguf(spec, path);
+        model_ = std::make_unique<models::LoadedModel>(models::loadModel(path));
+    }
+
+    void sweepIsExactAndComplete() {
+        Engine engine(*model_, options());
+        BatchSweepOptions sweep;
+        sweep.batches = {4, 1, 2};
+        // 40: a shared prefix of 32 (two full blocks), a tail of 8 fed after each fork.
+        sweep.context = 40;
+        sweep.steps = 3;
+        sweep.exactnessSequences = 4;
+        sweep.readBytesPerSecond = 1e9;
+        const auto result = runBatchSweep(engine, sweep);
+        QCOMPARE(result.points.size(), std::size_t(3));
+        QCOMPARE(result.points[0].batch, 1u); // sorted
+        QCOMPARE(result.points[0].throughputMultiplier, 1.0);
+        for (const auto& p : result.points) {
+            QVERIFY(p.stepMilliseconds > 0);
+            QCOMPARE(p.tokensPerSecond, p.batch * 1e3 / p.stepMilliseconds);
+            QVERIFY(p.rooflineWithKvMilliseconds > p.rooflineWeightsMilliseconds);
+        }
+        QCOMPARE(result.exactness.size(), std::size_t(4));
+        for (const auto& c : result.exactness) {
+            QCOMPARE(c.batch, 4u);
+            QCOMPARE(c.tokens, 1u + 1u + 3u); // prefill token, untimed step, timed steps
+            QVERIFY(c.equal());
+        }
+        QVERIFY(result.capNote.empty());
+        QCOMPARE(engine.kvCache().usedBlocks(), 0u);
+        // 32: two full blocks, the fork shares the whole cache (prefix 16 + tail 16).
+        sweep.context = 32;
+        const auto whole = runBatchSweep(engine, sweep);
+        QCOMPARE(sweepLayout(engine, 32).prefix, 16u);
+        for (const auto& c : whole.exactness) QVERIFY(c.equal());
+        QCOMPARE(engine.kvCache().usedBlocks(), 0u);
+        const auto tables = batchSweepTables(result);
+        QCOMPARE(tables.size(), std::size_t(3));
+        QCOMPARE(tables[0].id, std::string("batching-sweep"));
+        QCOMPARE(tables[0].rows.size(), std::size_t(3));
+    }
+
+    void sweepCapsByCapacity() {
+        // 64 positions: 4 blocks of 16, so 40 + 2 + 1 positions (3 blocks) fit one sequence.
+        Engine engine(*model_, options(64));
+        BatchSweepOptions sweep;
+        sweep.batches = {1, 2, 4};
+        sweep.context = 40;
+        sweep.steps = 2;
+        sweep.exactnessSequences = 1;
+        const auto result = runBatchSweep(engine, sweep);
+        QCOMPARE(result.maxBatch, 1u);
+        QCOMPARE(result.points.size(), std::size_t(1));
+        QVERIFY(result.capNote.find("B = 2, 4 left out") != std::string::npos);
+        sweep.batches = {0, 1};
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, runBatchSweep(engine, sweep));
+        sweep.batches = {1};
+        sweep.context = 600; // over the model's 512
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, runBatchSweep(engine, sweep));
+    }
+
+    void schedulersMatchRequestsAlone() {
+        Engine engine(*model_, options());
+        RequestMixSpec spec{12, 4, 19, 80, 5};
+        const auto lengths = skewedLengths(spec);
+        std::vector<ServingRequest> requests;
+        std::vector<RequestShape> shapes;
+        for (std::size_t i = 0; i < lengths.size(); ++i) {
+            std::vector<std::int32_t> prompt;
+            for (std::uint32_t k = 0; k < 3 + i % 4; ++k)
+                prompt.push_back(std::int32_t((i * 31 + k * 7 + 5) % 300));
+            requests.push_back({prompt, lengths[i]});
+            shapes.push_back({std::uint32_t(prompt.size()), lengths[i]});
+        }
+        std::vector<std::vector<std::int32_t>> alone;
+        for (const auto& r : requests) alone.push_back(decodeAlone(engine, r));
+        QCOMPARE(engine.kvCache().usedBlocks(), 0u);
+        for (auto policy : {BatchingPolicy::Static, BatchingPolicy::Continuous}) {
+            const auto schedule = buildSchedule(shapes, 4, policy);
+            const auto run = runSchedule(engine, schedule, requests);
+            QCOMPARE(run.stepSeconds.size(), schedule.steps.size());
+            for (std::size_t i = 0; i < requests.size(); ++i) QCOMPARE(run.tokens[i], alone[i]);
+            QCOMPARE(run.blocksInUseAfter, 0u);
+            QVERIFY(run.peakBlocksInUse > 0);
+            QVERIFY(run.peakBlocksInUse <= peakBlocks(schedule, shapes, 16));
+        }
+    }
+
+    void scheduleThatDoesNotFitIsRefused() {
+        Engine engine(*model_, options(64)); // 4 blocks
+        const std::vector<ServingRequest> requests{{{1, 2}, 40}, {{3, 4}, 40}, {{5, 6}, 40}};
+        std::vector<RequestShape> shapes;
+        for (const auto& r : requests) shapes.push_back({2, r.outputTokens});
+        const auto schedule = buildSchedule(shapes, 3, BatchingPolicy::Continuous);
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, runSchedule(engine, schedule, requests));
+        // Lengths over the context.
+        const std::vector<ServingRequest> tooLong{{{1, 2}, 600}};
+        const auto longSchedule = buildSchedule({{2, 600}}, 1, BatchingPolicy::Continuous);
+        Engine roomy(*model_, options());
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, runSchedule(roomy, longSchedule, tooLong));
+        QCOMPARE(roomy.kvCache().usedBlocks(), 0u);
+    }
+
+    void comparisonTablesCarryBothPolicies() {
+        Engine engine(*model_, options());
+        RequestMixSpec spec{10, 3, 12, 45, 9};
+        std::vector<ServingRequest> requests;
+        for (auto l : skewedLengths(spec)) requests.push_back({{7, 8, 9}, l});
+        SchedulerOptions o;
+        o.slotCount = 3;
+        o.verifyRequests = 2;
+        o.costSweepSteps = 2;
+        o.simulateRequests = 200;
+        o.simulateSlots = 16;
+        o.mix = spec;
+        const auto result = compareSchedulers(engine, requests, o);
+        QCOMPARE(result.policies.size(), std::size_t(2));
+        for (const auto& p : result.policies) {
+            QVERIFY(p.measured.totalSeconds > 0);
+            QVERIFY(p.simulated.totalSeconds > 0);
+            QCOMPARE(p.measured.steps, p.simulated.steps);
+            QCOMPARE(p.run.blocksInUseAfter, 0u);
+        }
+        for (const auto& v : result.verified) QVERIFY(v.staticEqual && v.continuousEqual);
+        QVERIFY(result.largeContinuous.totalSeconds > 0);
+        const auto tables = schedulerTables(result);
+        QCOMPARE(tables.front().id, std::string("scheduler-policies"));
+        QCOMPARE(tables.front().rows.size(), std::size_t(4));
+        QCOMPARE(tables.back().id, std::string("scheduler-simulation"));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestServingEngine)
+#include "test_serving_engine.moc"

@@ -1,0 +1,178 @@
+#include "widgets/BatchingPanel.hpp"
+
+#include "widgets/LabJobs.hpp"
+#include "widgets/TableModel.hpp"
+
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLocale>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QTableView>
+#include <QVBoxLayout>
+
+namespace inferscope::widgets {
+
+namespace {
+const compute::Table* findTable(const std::vector<compute::Table>& tables, const char* id) {
+    for (const auto& t : tables)
+        if (t.id == id) return &t;
+    return nullptr;
+}
+
+double cellNumber(const compute::Table& table, std::size_t row, const char* column) {
+    const auto& cell = table.at(row, column);
+    if (std::holds_alternative<std::monostate>(cell)) return 0;
+    return table.number(row, column);
+}
+} // namespace
+
+BatchingPanel::BatchingPanel(QWidget* parent)
+    : ChartPanel("batching", tr("Batching"),
+                 tr("B sequences decode one token per step together. Throughput (tokens/s) and "
+                    "each request's latency (ms per token) as multiples of B = 1: batching "
+                    "makes the server better and every user worse. Dashed: the roofline's "
+                    "throughput if each step only had to read the weights once and each "
+                    "sequence's KV cache at the measured bandwidth. The knee is where an added "
+                    "sequence stops buying throughput."),
+                 parent),
+      model_(new TableModel(this)) {
+    setAxis(Qt::Horizontal, tr("batch size B (sequences per step, log scale)"), AxisScale::Log);
+    setAxis(Qt::Vertical, tr("x the measured B = 1 (log scale)"), AxisScale::Log);
+    addSeries(tr("throughput (tokens/s)"), SeriesKind::Line);
+    addSeries(tr("latency per request (ms/token)"), SeriesKind::Line);
+    addSeries(tr("roofline throughput (weights + KV at the measured bandwidth)"),
+              SeriesKind::DashedLine);
+    addSeries(tr("knee"), SeriesKind::Scatter);
+    setMarkerSize(Knee, 14);
+    setEmptyHint(tr("Press \"Measure batching\" below: B = 1, 2, 4, ... sequences decode "
+                    "together on the GPU engine."));
+
+    auto* controls = new QHBoxLayout;
+    controls->addWidget(new QLabel(tr("Largest B"), this));
+    largest_ = new QSpinBox(this);
+    largest_->setObjectName("batchingLargest");
+    largest_->setRange(1, 64);
+    largest_->setValue(64);
+    largest_->setToolTip(tr("B = 1, 2, 4, ... up to this (capped by the KV cache, said in the "
+                            "table's notes)"));
+    controls->addWidget(largest_);
+    controls->addWidget(new QLabel(tr("Cache per sequence"), this));
+    context_ = new QSpinBox(this);
+    context_->setObjectName("batchingContext");
+    context_->setRange(1, 4096);
+    context_->setValue(64);
+    context_->setSuffix(tr(" tokens"));
+    controls->addWidget(context_);
+    runButton_ = new QPushButton(tr("Measure batching"), this);
+    runButton_->setObjectName("batchingRun");
+    cancelButton_ = new QPushButton(tr("Cancel"), this);
+    cancelButton_->setObjectName("batchingCancel");
+    cancelButton_->setEnabled(false);
+    controls->addWidget(runButton_);
+    controls->addWidget(cancelButton_);
+    progress_ = new QLabel(this);
+    progress_->setObjectName("batchingProgress");
+    controls->addWidget(progress_, 1);
+    extrasLayout()->addLayout(controls);
+
+    auto* view = new QTableView(this);
+    view->setObjectName("batchingTable");
+    view->setModel(model_);
+    view->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    view->setMaximumHeight(200);
+    extrasLayout()->addWidget(view);
+
+    connect(runButton_, &QPushButton::clicked, this, [this] { emit sweepRequested(request()); });
+    connect(cancelButton_, &QPushButton::clicked, this, &BatchingPanel::cancelRequested);
+}
+
+compute::BatchingRequest BatchingPanel::request() const {
+    compute::BatchingRequest r;
+    r.batches.clear();
+    for (int b = 1; b <= largest_->value(); b *= 2) r.batches.push_back(std::uint32_t(b));
+    if (r.batches.back() != std::uint32_t(largest_->value()))
+        r.batches.push_back(std::uint32_t(largest_->value()));
+    r.context = std::uint32_t(context_->value());
+    return r;
+}
+
+void BatchingPanel::setLargestBatch(int batch) {
+    largest_->setValue(batch);
+}
+
+void BatchingPanel::setTables(std::vector<compute::Table> tables) {
+    tables_ = std::move(tables);
+    const auto* sweep = findTable(tables_, "batching-sweep");
+    const auto* knee = findTable(tables_, "batching-knee");
+    model_->setTable(sweep ? *sweep : compute::Table{});
+    QList<QPointF> throughput, latency, roofline, kneePoint;
+    if (sweep && !sweep->rows.empty()) {
+        const double firstTokens = sweep->number(0, "tokens/s");
+        for (std::size_t row = 0; row < sweep->rows.size(); ++row) {
+            const double b = sweep->number(row, "B");
+            throughput << QPointF(b, sweep->number(row, "throughput"));
+            latency << QPointF(b, sweep->number(row, "latency"));
+            const double floor = cellNumber(*sweep, row, "roofline weights+KV");
+            if (floor > 0 && firstTokens > 0) roofline << QPointF(b, b * 1e3 / floor / firstTokens);
+        }
+    }
+    if (knee && !knee->rows.empty())
+        kneePoint << QPointF(knee->number(0, "B"), knee->number(0, "throughput"));
+    setSeriesPoints(
+        {{Throughput, throughput}, {Latency, latency}, {Roofline, roofline}, {Knee, kneePoint}});
+    if (!sweep || sweep->rows.empty()) {
+        setSummary({});
+        return;
+    }
+    QLocale locale;
+    const std::size_t last = sweep->rows.size() - 1;
+    QString text = tr("B = %1: throughput %2x, latency %3x")
+                       .arg(sweep->number(last, "B"))
+                       .arg(locale.toString(sweep->number(last, "throughput"), 'f', 2))
+                       .arg(locale.toString(sweep->number(last, "latency"), 'f', 2));
+    if (knee && !knee->rows.empty())
+        text += tr(" · knee at B = %1 (%2 tokens/s)")
+                    .arg(knee->number(0, "B"))
+                    .arg(locale.toString(knee->number(0, "tokens/s"), 'f', 1));
+    else
+        text += tr(" · no knee within the measured B");
+    const double floor = cellNumber(*sweep, 0, "roofline weights+KV");
+    if (floor > 0)
+        text += tr(" · B = %1 step %2 ms vs roofline floor %3 ms")
+                    .arg(sweep->number(0, "B"))
+                    .arg(locale.toString(sweep->number(0, "step"), 'f', 1))
+                    .arg(locale.toString(floor, 'f', 1));
+    setSummary(text);
+}
+
+void BatchingPanel::clear() {
+    setTables({});
+}
+
+void BatchingPanel::setRunning(bool running) {
+    runButton_->setEnabled(!running);
+    cancelButton_->setEnabled(running);
+    if (!running) progress_->clear();
+}
+
+void BatchingPanel::setProgress(const QString& line) {
+    progress_->setText(line);
+}
+
+std::vector<compute::Table> BatchingPanel::dataTables() const {
+    return tables_;
+}
+
+void BatchingPanel::subscribe(const LabJobs& jobs) {
+    connect(&jobs, &LabJobs::batchingReady, this,
+            [this](const TablesPtr& tables) { setTables(*tables); });
+    connect(&jobs, &LabJobs::jobProgress, this,
+            [this](quint64, JobKind kind, const QString& stage, int) {
+                if (kind == JobKind::BatchingSweep) setProgress(stage);
+            });
+    connect(&jobs, &LabJobs::modelLoaded, this, [this] { clear(); });
+}
+
+} // namespace inferscope::widgets
