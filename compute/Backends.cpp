@@ -23,6 +23,8 @@ public:
         return current().appendAllLogits(tokens);
     }
     std::uint32_t vocabSize() const override { return current().vocabSize(); }
+    std::uint32_t length() const override { return current().length(); }
+    void truncate(std::uint32_t newLength) override { current().truncate(newLength); }
     std::vector<std::uint64_t> kvUsedBytesByLayer() const override {
         return current().kvUsedBytesByLayer();
     }

@@ -1,6 +1,8 @@
 #include "compute/CpuBackend.hpp"
 
 #include <algorithm>
+#include <stdexcept>
+#include <string>
 
 namespace inferscope::compute {
 
@@ -39,6 +41,23 @@ std::vector<float> CpuBackend::appendAllLogits(std::span<const std::int32_t> tok
 
 std::uint32_t CpuBackend::vocabSize() const {
     return model_->config().vocabSize;
+}
+
+std::uint32_t CpuBackend::length() const {
+    return std::uint32_t(sequence_.size());
+}
+
+void CpuBackend::truncate(std::uint32_t newLength) {
+    if (newLength > sequence_.size())
+        throw std::out_of_range("cannot cut a sequence of " + std::to_string(sequence_.size()) +
+                                " positions to " + std::to_string(newLength));
+    sequence_.resize(newLength);
+    if (!useCache_) return; // the uncached mode keeps no K and V between calls
+    const auto& c = model_->config();
+    const std::size_t rowFloats = std::size_t(c.kvHeads) * c.headDim;
+    for (auto& k : cache_.k) k.resize(std::min(k.size(), newLength * rowFloats));
+    for (auto& v : cache_.v) v.resize(std::min(v.size(), newLength * rowFloats));
+    cache_.length = std::min(cache_.length, newLength);
 }
 
 std::vector<std::uint64_t> CpuBackend::kvUsedBytesByLayer() const {

@@ -15,6 +15,8 @@ public:
     std::vector<float> append(std::span<const std::int32_t> tokens) override;
     std::vector<float> appendAllLogits(std::span<const std::int32_t> tokens) override;
     std::uint32_t vocabSize() const override;
+    std::uint32_t length() const override;
+    void truncate(std::uint32_t newLength) override;
     std::vector<std::uint64_t> kvUsedBytesByLayer() const override;
 
 private:

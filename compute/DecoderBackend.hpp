@@ -24,6 +24,12 @@ public:
     // and teacher forcing.
     virtual std::vector<float> appendAllLogits(std::span<const std::int32_t> tokens) = 0;
     virtual std::uint32_t vocabSize() const = 0;
+    // Positions of the sequence so far (what the next append continues).
+    virtual std::uint32_t length() const = 0;
+    // Forgets the positions from newLength on and keeps the ones before cached (speculative
+    // decoding rolls back the draft tokens the target rejected). Throws std::out_of_range
+    // past the end.
+    virtual void truncate(std::uint32_t newLength) = 0;
     // Bytes the backend holds for the sequence's keys and values right now, per layer, as it
     // counts them (empty: the backend does not report it). The KV cache panel sets these
     // beside the formula.

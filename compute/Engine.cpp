@@ -8,6 +8,7 @@
 #include <cstring>
 #include <map>
 #include <set>
+#include <stdexcept>
 
 namespace inferscope::compute {
 
@@ -359,6 +360,19 @@ std::uint32_t Engine::forkSequence(SequenceId source, SequenceId target) {
     const std::uint32_t shared = kvCache_->forkPrefix(source, target);
     history_[target].assign(found->second.begin(), found->second.begin() + shared);
     return shared;
+}
+
+void Engine::truncate(SequenceId sequence, std::uint32_t newLength) {
+    auto found = history_.find(sequence);
+    const std::size_t length = found == history_.end() ? 0 : found->second.size();
+    if (newLength > length)
+        throw std::out_of_range("cannot cut sequence " + std::to_string(sequence) + " of " +
+                                std::to_string(length) + " positions to " +
+                                std::to_string(newLength));
+    if (found == history_.end()) return;
+    // Uncached, the cache holds nothing between steps already.
+    kvCache_->truncate(sequence, options_.cached ? newLength : 0);
+    found->second.resize(newLength);
 }
 
 void Engine::reset() {

@@ -144,6 +144,9 @@ public:
     // its tokens from that position on.
     std::uint32_t forkSequence(SequenceId source, SequenceId target);
     void reset(); // drops every sequence
+    // Keeps the first newLength positions of a sequence (history and KV blocks; whole blocks
+    // past them go back to the free list). Throws std::out_of_range past its end.
+    void truncate(SequenceId sequence, std::uint32_t newLength);
 
     // Re-packs every matrix from the host weights the engine keeps (views into the model
     // file's mapping, or the substituted weights) and re-uploads it; no file is read again.

@@ -180,6 +180,13 @@ void KvCache::truncate(SequenceId id, std::uint32_t newLength) {
     if (found == sequences_.end()) return;
     auto& s = found->second;
     const std::uint32_t keep = (newLength + blockSize_ - 1) / blockSize_;
+    // A block kept in part is written again from newLength on: never one another sequence
+    // shares (forkPrefix shares whole blocks, which must stay as they are).
+    if (newLength % blockSize_ != 0 && keep <= s.blocks.size() &&
+        refCounts_.at(s.blocks[keep - 1]) > 1)
+        throw ComputeError("KV cache: cutting sequence " + std::to_string(id) + " to " +
+                           std::to_string(newLength) +
+                           " positions would overwrite a block another sequence shares");
     while (s.blocks.size() > keep) {
         dropBlock(s.blocks.back());
         s.blocks.pop_back();

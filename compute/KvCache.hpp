@@ -58,7 +58,9 @@ public:
     std::uint32_t forkPrefix(SequenceId source, SequenceId target);
     // Drops the sequence and returns blocks no other sequence holds to the free list.
     void release(SequenceId id);
-    // Shortens a sequence (uncached mode recomputes from position 0).
+    // Shortens a sequence (uncached mode recomputes from position 0; speculative decoding
+    // rolls back rejected draft tokens): blocks past the new length go back to the free list,
+    // so the accounting stays exact. Throws ComputeError rather than cut inside a shared block.
     void truncate(SequenceId id, std::uint32_t newLength);
     void clear();
 

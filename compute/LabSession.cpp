@@ -98,6 +98,11 @@ struct LabSession::State {
     // profiled run needs it (the kernel panel compares the matrix kernels against it).
     double readBytesPerSecond = 0;
 
+    double readBandwidth(const VulkanContext& context) {
+        if (readBytesPerSecond == 0)
+            readBytesPerSecond = measureReadBandwidth(context).gigabytesPerSecond * 1e9;
+        return readBytesPerSecond;
+    }
     VulkanBackend* vulkan() { return dynamic_cast<VulkanBackend*>(backend.get()); }
     DecoderBackend& requireBackend() {
         if (!backend) throw std::logic_error("this session was loaded without a backend");
@@ -296,10 +301,7 @@ RunRecordPtr LabSession::generate(const GenerationRequest& request, const Genera
         probes.residualMax = request.collectActivations; // the prefill only, see below
         vulkan->engine().setProbes(probes);
         if (request.kernelTimings) {
-            if (s.readBytesPerSecond == 0)
-                s.readBytesPerSecond =
-                    measureReadBandwidth(vulkan->engine().context()).gigabytesPerSecond * 1e9;
-            live.readBytesPerSecond = s.readBytesPerSecond;
+            live.readBytesPerSecond = s.readBandwidth(vulkan->engine().context());
             live.decodeWeightBytes = matrixBytesPerDecodeStep(vulkan->engine());
         }
     }
@@ -718,18 +720,14 @@ std::vector<Table> LabSession::batchingSweep(const BatchingRequest& request,
     auto& s = state();
     auto& engine = requireEngine(s.vulkan(), backendName(), "the batching sweep");
     control.report("Measuring read bandwidth", 0);
-    if (s.readBytesPerSecond == 0)
-        s.readBytesPerSecond = measureReadBandwidth(engine.context()).gigabytesPerSecond * 1e9;
+    const double readBytesPerSecond = s.readBandwidth(engine.context());
     experiments::BatchSweepOptions options;
     options.batches = request.batches;
     options.context = request.context;
     options.steps = request.steps;
     options.exactnessSequences = request.exactnessSequences;
-    options.readBytesPerSecond = s.readBytesPerSecond;
-    options.progress = [&](const std::string& stage, int percent) {
-        control.report(stage, percent);
-        if (control.cancelled()) throw JobCancelled();
-    };
+    options.readBytesPerSecond = readBytesPerSecond;
+    options.progress = control.cancellingProgress();
     return experiments::batchSweepTables(experiments::runBatchSweep(engine, options));
 }
 
@@ -769,11 +767,70 @@ std::vector<Table> LabSession::schedulerComparison(const SchedulingRequest& requ
     options.simulateRequests = request.simulateRequests;
     options.simulateSlots = request.simulateSlots;
     options.mix = request.mix;
-    options.progress = [&](const std::string& stage, int percent) {
-        control.report(stage, percent);
-        if (control.cancelled()) throw JobCancelled();
-    };
+    options.progress = control.cancellingProgress();
     return experiments::schedulerTables(experiments::compareSchedulers(engine, requests, options));
+}
+
+experiments::SpeculativeStudyPtr LabSession::speculativeDecoding(const SpeculativeRequest& request,
+                                                                 const JobControl& control) {
+    auto& s = state();
+    // Two engines of their own on the session engine's device (or, for a session loaded
+    // without a backend, the request's).
+    EngineOptions options = request.engine.value_or(EngineOptions{});
+    if (s.backend)
+        options = requireEngine(s.vulkan(), backendName(), "speculative decoding").options();
+    const auto& study = request.study;
+    for (const auto& name : study.draftFormats)
+        if (!weightFormatFromName(name))
+            throw std::invalid_argument("no GPU kernel for the draft scheme '" + name +
+                                        "' (one of " + weightFormatNames() + ")");
+    if (!weightFormatFromName(study.targetFormat))
+        throw std::invalid_argument("no GPU kernel for the target format '" + study.targetFormat +
+                                    "' (one of " + weightFormatNames() + ")");
+    if (!study.runDraft.empty() && !weightFormatFromName(study.runDraft))
+        throw std::invalid_argument("no GPU kernel for the draft scheme '" + study.runDraft + "'");
+    std::uint32_t longest = 1;
+    for (auto g : study.runDraftLengths) longest = std::max(longest, g);
+    GenerationRequest prompt;
+    prompt.prompt = request.prompt;
+    prompt.chat = request.chat;
+    // The context must hold the longest run plus one draft that may be rolled back.
+    prompt.maxNewTokens = std::int32_t(
+        std::max<std::uint32_t>(study.positions, std::uint32_t(study.runTokens)) + longest);
+    const auto ids = promptIds(prompt);
+
+    // Each engine holds only its own weights and a KV cache sized for one sequence.
+    options.probes = {};
+    options.cached = true;
+    options.maxSequences = 1;
+    options.maxContextPerSequence = 0;
+    const std::uint32_t positions = std::uint32_t(ids.size()) + std::uint32_t(prompt.maxNewTokens);
+    options.kvCapacityTokens =
+        (positions + options.blockSize) / options.blockSize * options.blockSize;
+    const auto model = s.model;
+    const experiments::FormatBackendFactory factory = [model, options](const std::string& name) {
+        auto engineOptions = options;
+        engineOptions.weightFormat = *weightFormatFromName(name);
+        auto built = std::make_shared<Engine>(*model, engineOptions);
+        experiments::FormatBackend result;
+        result.weightBytes = built->memory().weightBytes;
+        result.deviceBytes = built->memory().deviceBytes;
+        result.backend = std::make_unique<VulkanBackend>(std::move(built));
+        return result;
+    };
+    auto studyOptions = study;
+    studyOptions.progress = control.cancellingProgress();
+    studyOptions.cancelled = [&control] { return control.cancelled(); };
+    auto result = experiments::runSpeculativeStudy(factory, ids, studyOptions);
+    if (result.cancelled) throw JobCancelled();
+    return std::make_shared<const experiments::SpeculativeStudy>(std::move(result));
+}
+
+std::function<void(const std::string&, int)> JobControl::cancellingProgress() const {
+    return [this](const std::string& stage, int percent) {
+        report(stage, percent);
+        if (cancelled()) throw JobCancelled();
+    };
 }
 
 void LabSession::setCached(bool cached) {

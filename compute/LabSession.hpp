@@ -9,12 +9,14 @@
 // more job here over the same model and backend.
 #include "compute/ActivationCollector.hpp"
 #include "compute/Backends.hpp"
+#include "compute/Engine.hpp"
 #include "compute/RunRecords.hpp"
 #include "compute/Table.hpp"
 #include "compute/experiments/AttentionHeadCost.hpp"
 #include "compute/experiments/QualityReport.hpp"
 #include "compute/experiments/RequestMix.hpp"
 #include "compute/experiments/SoftLabels.hpp"
+#include "compute/experiments/SpeculativeDecoding.hpp"
 #include "models/ChatTemplate.hpp"
 #include "models/LoadedModel.hpp"
 #include "models/Sampler.hpp"
@@ -43,6 +45,9 @@ struct JobControl {
     void report(const std::string& stage, int percent = -1) const {
         if (progress) progress(stage, percent);
     }
+    // A progress callback for an experiment: reports, then throws JobCancelled once
+    // cancelled (it refers to this JobControl, which must outlive it).
+    std::function<void(const std::string&, int)> cancellingProgress() const;
 };
 
 // Thrown by a job that stopped because its JobControl was cancelled (reports; a generation
@@ -114,6 +119,18 @@ struct SchedulingRequest {
     std::uint32_t verifyRequests = 3;
     std::uint32_t simulateRequests = 0; // > 0: also simulate a mix this large
     std::uint32_t simulateSlots = 0;
+};
+
+// Chapter item 12 on the session's device: the model as the target (study.targetFormat) and
+// as each draft scheme, two engines resident at once.
+struct SpeculativeRequest {
+    std::string prompt = "Write a short story about a lighthouse keeper who finds a message in a "
+                         "bottle.";
+    bool chat = true;
+    experiments::SpeculativeStudyOptions study; // its progress and cancel are the job's
+    // The device and kernel options, for a session loaded without a backend (the CLI); a
+    // session with a Vulkan engine uses that engine's.
+    std::optional<EngineOptions> engine;
 };
 
 // What the caller learns about a model that finished loading.
@@ -201,6 +218,10 @@ public:
     // The requests of a scheduling run: the mix file's prompts tokenized, or generated ones.
     std::vector<experiments::ServingRequest>
     servingRequests(const SchedulingRequest& request) const;
+    // Item 12 on Vulkan (throws std::invalid_argument on the CPU reference backend, for a
+    // scheme without a GPU kernel, or a study longer than the context).
+    experiments::SpeculativeStudyPtr speculativeDecoding(const SpeculativeRequest& request,
+                                                         const JobControl& control = {});
     // KV cache on or off for later runs (the CLI's --no-cache).
     void setCached(bool cached);
     // A tiny prefill + decode whose timings are thrown away, so the first recorded run holds

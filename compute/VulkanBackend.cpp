@@ -34,6 +34,14 @@ std::uint32_t VulkanBackend::vocabSize() const {
     return engine_->config().vocabSize;
 }
 
+std::uint32_t VulkanBackend::length() const {
+    return engine_->sequenceLength(sequence_);
+}
+
+void VulkanBackend::truncate(std::uint32_t newLength) {
+    engine_->truncate(sequence_, newLength);
+}
+
 std::vector<std::uint64_t> VulkanBackend::kvUsedBytesByLayer() const {
     const auto& cache = engine_->kvCache();
     auto bytes = cache.bytesPerPositionByLayer();

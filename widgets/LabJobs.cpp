@@ -17,6 +17,7 @@ void registerMetaTypes() {
     qRegisterMetaType<compute::ActivationRecordPtr>();
     qRegisterMetaType<compute::CachingComparisonPtr>();
     qRegisterMetaType<compute::experiments::NextTokenDistributionPtr>();
+    qRegisterMetaType<compute::experiments::SpeculativeStudyPtr>();
 }
 } // namespace
 
@@ -229,6 +230,13 @@ quint64 LabJobs::schedulerComparison(const compute::SchedulingRequest& request) 
         auto tables = std::make_shared<const std::vector<compute::Table>>(
             job.session.schedulerComparison(request, job.control));
         job.post([tables](LabJobs& jobs) { emit jobs.schedulerReady(tables); });
+    });
+}
+
+quint64 LabJobs::speculative(const compute::SpeculativeRequest& request) {
+    return start(JobKind::Speculative, [request](Job& job) {
+        auto study = job.session.speculativeDecoding(request, job.control);
+        job.post([study](LabJobs& jobs) { emit jobs.speculativeReady(study); });
     });
 }
 

@@ -37,7 +37,8 @@ enum class JobKind {
     AttentionHead,
     SoftLabels,
     BatchingSweep,
-    Scheduler
+    Scheduler,
+    Speculative
 };
 
 class LabJobs : public QObject {
@@ -82,6 +83,7 @@ public:
     quint64 softLabels(const compute::SoftLabelRequest& request);
     quint64 batchingSweep(const compute::BatchingRequest& request);
     quint64 schedulerComparison(const compute::SchedulingRequest& request);
+    quint64 speculative(const compute::SpeculativeRequest& request);
 
 signals:
     void jobProgress(quint64 job, inferscope::widgets::JobKind kind, const QString& stage,
@@ -104,6 +106,7 @@ signals:
     void softLabelsReady(const inferscope::compute::experiments::NextTokenDistributionPtr& labels);
     void batchingReady(const inferscope::widgets::TablesPtr& tables);
     void schedulerReady(const inferscope::widgets::TablesPtr& tables);
+    void speculativeReady(const inferscope::compute::experiments::SpeculativeStudyPtr& study);
 
 private:
     struct Entry;
@@ -127,3 +130,4 @@ Q_DECLARE_METATYPE(inferscope::compute::RunRecordPtr)
 Q_DECLARE_METATYPE(inferscope::compute::ActivationRecordPtr)
 Q_DECLARE_METATYPE(inferscope::compute::CachingComparisonPtr)
 Q_DECLARE_METATYPE(inferscope::compute::experiments::NextTokenDistributionPtr)
+Q_DECLARE_METATYPE(inferscope::compute::experiments::SpeculativeStudyPtr)

@@ -22,6 +22,7 @@ int runBudget(const CommandArgs& args, std::ostream& out);
 int runMacs(const CommandArgs& args, std::ostream& out);
 int runAttention(const CommandArgs& args, std::ostream& out);
 int runSoftLabels(const CommandArgs& args, std::ostream& out);
+int runSpeculative(const CommandArgs& args, std::ostream& out);
 int runBatch(const CommandArgs& args, std::ostream& out);
 int runSchedule(const CommandArgs& args, std::ostream& out);
 

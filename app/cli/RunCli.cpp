@@ -55,6 +55,12 @@ const std::vector<Command>& commands() {
          "  softlabels MODEL [-p PROMPT] [--top K] [--temp 1,2] [--scheme S,...|none] [--chat]\n"
          "                                   the next token's probabilities at temperature T\n"
          "                                   and each scheme's KL divergence from them\n"},
+        {"speculative", runSpeculative,
+         "  speculative MODEL [--draft S,...] [-g 2,4,8] [--target fp16|as-stored]\n"
+         "              [--positions 144] [--tokens 64] [--temp T --seed S] [-p PROMPT]\n"
+         "              [--no-chat] [--run-draft S] [--device N]\n"
+         "                                   a quantized draft for the model: alpha and cost c\n"
+         "                                   per scheme, the formula over g, real runs\n"},
         {"budget", runBudget,
          "  budget [MODEL] [--gpu 8,16,24,80] [--precision fp16,int8,int4] [--kv fp16|int8|int4]\n"
          "         [--context N] [--variant as-built|mha|mqa] [--reserve GIB] [--presets FILE]\n"

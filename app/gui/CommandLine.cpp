@@ -9,6 +9,7 @@
 #include "widgets/SchedulerPanel.hpp"
 #include "widgets/SchemesPanel.hpp"
 #include "widgets/SoftLabelsPanel.hpp"
+#include "widgets/SpeculativePanel.hpp"
 
 #include <QCheckBox>
 #include <QCommandLineParser>
@@ -25,10 +26,10 @@ namespace inferscope::gui {
 
 QStringList panelIds() {
     // The window's tabs, in order (a test checks this list against MainWindow::panels()).
-    return {
-        "timings",  "kernel-timings",      "cached-vs-uncached", "attention-cost", "mac-counts",
-        "kv-cache", "activation-outliers", "quant-levels",       "schemes",        "soft-labels",
-        "batching", "scheduler",           "memory-budget",      "model-card"};
+    return {"timings",    "kernel-timings", "cached-vs-uncached",  "attention-cost",
+            "mac-counts", "kv-cache",       "activation-outliers", "quant-levels",
+            "schemes",    "speculative",    "soft-labels",         "batching",
+            "scheduler",  "memory-budget",  "model-card"};
 }
 
 bool asksForHelpOrVersion(int argc, char** argv) {
@@ -172,6 +173,8 @@ void ScriptRunner::start() {
             [this](bool ok) { stepFinished(ok, "the attention head timing failed"); });
     connect(&window_, &MainWindow::softLabelsFinished, this,
             [this](bool ok) { stepFinished(ok, "the soft labels failed"); });
+    connect(&window_, &MainWindow::speculativeFinished, this,
+            [this](bool ok) { stepFinished(ok, "speculative decoding failed"); });
     connect(&window_, &MainWindow::batchingFinished, this,
             [this](bool ok) { stepFinished(ok, "the batching sweep failed"); });
     connect(&window_, &MainWindow::schedulerFinished, this,
@@ -210,7 +213,7 @@ void ScriptRunner::afterModel() {
                    << Step::SoftLabels;
         // The serving lab needs the GPU engine (many sequences per step).
         if (exporting && window_.backendName().startsWith("vulkan"))
-            steps_ << Step::Batching << Step::Scheduler;
+            steps_ << Step::Speculative << Step::Batching << Step::Scheduler;
     }
     runNextStep();
 }
@@ -266,6 +269,19 @@ void ScriptRunner::runNextStep() {
         std::fprintf(stderr, "inferscope: soft labels, reference and %lld schemes\n",
                      static_cast<long long>(schemes.size()));
         started = window_.computeSoftLabels(window_.softLabelsPanel()->prompt(), schemes);
+        break;
+    }
+    case Step::Speculative: {
+        // Short: two drafts, 48 positions, 24 tokens per run (the panel's defaults: every
+        // draft, 144 positions, 64 tokens).
+        window_.speculativePanel()->setPositions(kScriptSpeculativePositions);
+        window_.speculativePanel()->setRunTokens(kScriptSpeculativeTokens);
+        auto request = window_.speculativePanel()->request();
+        request.study.draftFormats = {"int8-row", "int4-g128"};
+        std::fprintf(stderr,
+                     "inferscope: speculative decoding, 2 drafts over %d positions, g = 2, 4, 8\n",
+                     kScriptSpeculativePositions);
+        started = window_.runSpeculative(request);
         break;
     }
     case Step::Batching: {
@@ -334,6 +350,10 @@ bool ScriptRunner::exportPanels() {
             else if (panel->panelId() == "batching" || panel->panelId() == "scheduler")
                 why = "batching runs on the GPU engine; the backend (" + window_.backendName() +
                       ") serves one sequence";
+            else if (panel->panelId() == "speculative")
+                why = "speculative decoding runs a target and a draft engine on the GPU; the "
+                      "backend is " +
+                      window_.backendName();
             else if (panel->panelId() == "quant-levels")
                 why = "this run did not record the residual stream";
             else

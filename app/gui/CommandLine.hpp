@@ -52,9 +52,10 @@ bool asksForHelpOrVersion(int argc, char** argv);
 // application with it when options.quit. With --run and --export it fills every panel it
 // can before exporting: a profiled two-token run (kernel timings; it also warms the
 // pipelines), the run itself, a short cached-vs-uncached comparison, the weight-error
-// report and, on the GPU engine, a short batching sweep (B up to kScriptLargestBatch) and
-// the quick request mix on kScriptSlots slots. A panel still empty then is left out of the
-// export, with the reason on stderr.
+// report, the soft labels and, on the GPU engine, a short speculative study (two drafts,
+// kScriptSpeculativePositions positions), a short batching sweep (B up to
+// kScriptLargestBatch) and the quick request mix on kScriptSlots slots. A panel still empty then is
+// left out of the export, with the reason on stderr.
 class ScriptRunner : public QObject {
     Q_OBJECT
 public:
@@ -63,6 +64,8 @@ public:
     static constexpr int kScriptLargestBatch = 16;
     static constexpr int kScriptSweepSteps = 4;
     static constexpr int kScriptSlots = 4;
+    static constexpr int kScriptSpeculativePositions = 48;
+    static constexpr int kScriptSpeculativeTokens = 24;
 
     ScriptRunner(MainWindow& window, CommandLineOptions options, QObject* parent = nullptr);
     void start();
@@ -81,6 +84,7 @@ private:
         WeightReport,
         AttentionHead,
         SoftLabels,
+        Speculative,
         Batching,
         Scheduler
     };

@@ -18,6 +18,7 @@
 #include "widgets/SchedulerPanel.hpp"
 #include "widgets/SchemesPanel.hpp"
 #include "widgets/SoftLabelsPanel.hpp"
+#include "widgets/SpeculativePanel.hpp"
 #include "widgets/TimingsPanel.hpp"
 
 #include <QAction>
@@ -98,6 +99,7 @@ void MainWindow::subscribe() {
     macs_->subscribe(*jobs);
     budget_->subscribe(*jobs);
     softLabels_->subscribe(*jobs);
+    speculative_->subscribe(*jobs);
     batching_->subscribe(*jobs);
     scheduler_->subscribe(*jobs);
     // The window's own part: the model label, the output text and the status bar.
@@ -311,6 +313,12 @@ void MainWindow::onJobEnded(widgets::JobKind kind, const QString& error, bool fa
         if (failed && error != "cancelled") showError(tr("Soft labels failed"), error);
         emit softLabelsFinished(!failed);
         return;
+    case JobKind::Speculative:
+        statusLabel_->setText(failed ? tr("Speculative decoding failed")
+                                     : speculative_->summaryText());
+        if (failed && error != "cancelled") showError(tr("Speculative decoding failed"), error);
+        emit speculativeFinished(!failed);
+        return;
     }
 }
 
@@ -504,12 +512,28 @@ void MainWindow::cancelServing() {
     if (scheduler) emit schedulerFinished(false);
 }
 
+bool MainWindow::runSpeculative(const compute::SpeculativeRequest& request) {
+    if (!hasModel() || isBusy() || isLoading()) return false;
+    statusLabel_->setText(tr("Speculative decoding: the target, then each draft…"));
+    jobs_->speculative(request);
+    updateActions();
+    return true;
+}
+
+void MainWindow::cancelSpeculative() {
+    if (!jobs_->drop(jobs_->current(widgets::JobKind::Speculative))) return;
+    statusLabel_->setText(tr("Cancelled"));
+    updateActions();
+    emit speculativeFinished(false); // a dropped job sends nothing more
+}
+
 void MainWindow::closeEvent(QCloseEvent* event) {
     saveSettings();
     for (auto kind : {widgets::JobKind::Generate, widgets::JobKind::CompareCaching,
                       widgets::JobKind::WeightReport, widgets::JobKind::QualityReport,
                       widgets::JobKind::AttentionHead, widgets::JobKind::SoftLabels,
-                      widgets::JobKind::BatchingSweep, widgets::JobKind::Scheduler})
+                      widgets::JobKind::BatchingSweep, widgets::JobKind::Scheduler,
+                      widgets::JobKind::Speculative})
         jobs_->stop(jobs_->current(kind));
     QMainWindow::closeEvent(event);
 }

@@ -43,6 +43,7 @@ class QuantLevelsPanel;
 class SchedulerPanel;
 class SchemesPanel;
 class SoftLabelsPanel;
+class SpeculativePanel;
 class TimingsPanel;
 } // namespace inferscope::widgets
 
@@ -70,13 +71,14 @@ public:
     bool isSwitchingScheme() const { return jobs_->running(widgets::JobKind::SwitchFormat); }
     bool isTimingAttention() const { return jobs_->running(widgets::JobKind::AttentionHead); }
     bool isComputingSoftLabels() const { return jobs_->running(widgets::JobKind::SoftLabels); }
+    bool isSpeculating() const { return jobs_->running(widgets::JobKind::Speculative); }
     bool isServing() const {
         return jobs_->running(widgets::JobKind::BatchingSweep) ||
                jobs_->running(widgets::JobKind::Scheduler);
     }
     bool isBusy() const {
         return isGenerating() || isComparing() || isReporting() || isSwitchingScheme() ||
-               isTimingAttention() || isComputingSoftLabels() || isServing();
+               isTimingAttention() || isComputingSoftLabels() || isServing() || isSpeculating();
     }
     BackendChoice backendChoice() const { return backendChoice_; }
     QString backendName() const { return backendName_; }
@@ -94,6 +96,7 @@ public:
     widgets::MacCountsPanel* macCountsPanel() const { return macs_; }
     widgets::MemoryBudgetPanel* budgetPanel() const { return budget_; }
     widgets::SoftLabelsPanel* softLabelsPanel() const { return softLabels_; }
+    widgets::SpeculativePanel* speculativePanel() const { return speculative_; }
     widgets::BatchingPanel* batchingPanel() const { return batching_; }
     widgets::SchedulerPanel* schedulerPanel() const { return scheduler_; }
     widgets::LabSelection* selection() const { return selection_; }
@@ -137,6 +140,10 @@ public slots:
     // Chapter item 13: the next-token distribution after `prompt`, and each scheme's KL from
     // it (false: busy or no model).
     bool computeSoftLabels(const QString& prompt, const QStringList& schemes);
+    // Chapter item 12: the model as target and as each draft scheme on the GPU (false: busy
+    // or no model).
+    bool runSpeculative(const compute::SpeculativeRequest& request);
+    void cancelSpeculative();
 
 signals:
     void modelLoaded(const QString& path);
@@ -152,6 +159,7 @@ signals:
     void generationSchemeSwitched(bool completed);
     void attentionHeadFinished(bool completed);
     void softLabelsFinished(bool completed);
+    void speculativeFinished(bool completed); // false: failed or cancelled
 
 protected:
     void closeEvent(QCloseEvent* event) override;
@@ -217,6 +225,7 @@ private:
     widgets::MacCountsPanel* macs_ = nullptr;
     widgets::MemoryBudgetPanel* budget_ = nullptr;
     widgets::SoftLabelsPanel* softLabels_ = nullptr;
+    widgets::SpeculativePanel* speculative_ = nullptr;
     widgets::BatchingPanel* batching_ = nullptr;
     widgets::SchedulerPanel* scheduler_ = nullptr;
     widgets::LabSelection* selection_ = nullptr;

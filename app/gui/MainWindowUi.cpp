@@ -18,6 +18,7 @@
 #include "widgets/SchedulerPanel.hpp"
 #include "widgets/SchemesPanel.hpp"
 #include "widgets/SoftLabelsPanel.hpp"
+#include "widgets/SpeculativePanel.hpp"
 #include "widgets/TimingsPanel.hpp"
 
 #include <QAction>
@@ -195,6 +196,7 @@ void MainWindow::buildUi() {
     macs_ = new widgets::MacCountsPanel(tabs_);
     budget_ = new widgets::MemoryBudgetPanel(tabs_);
     softLabels_ = new widgets::SoftLabelsPanel(tabs_);
+    speculative_ = new widgets::SpeculativePanel(tabs_);
     batching_ = new widgets::BatchingPanel(tabs_);
     scheduler_ = new widgets::SchedulerPanel(tabs_);
     // Short tab names, all in sight at any presentation scale: no scroll arrows, no eliding
@@ -212,6 +214,7 @@ void MainWindow::buildUi() {
                                              {"attention-cost", tr("Head")},
                                              {"mac-counts", tr("MACs")},
                                              {"memory-budget", tr("Budget")},
+                                             {"speculative", tr("Draft")},
                                              {"soft-labels", tr("Soft")},
                                              {"batching", tr("Batching")},
                                              {"scheduler", tr("Scheduler")},
@@ -270,6 +273,10 @@ void MainWindow::buildUi() {
             &MainWindow::runSchedulerComparison);
     connect(scheduler_, &widgets::SchedulerPanel::cancelRequested, this,
             &MainWindow::cancelServing);
+    connect(speculative_, &widgets::SpeculativePanel::runRequested, this,
+            &MainWindow::runSpeculative);
+    connect(speculative_, &widgets::SpeculativePanel::cancelRequested, this,
+            &MainWindow::cancelSpeculative);
 
     scroll->setWidget(controls);
     splitter_->addWidget(scroll);
@@ -337,8 +344,9 @@ void MainWindow::buildMenus() {
 }
 
 QList<widgets::ChartPanel*> MainWindow::panels() const {
-    return {timings_, kernels_, caching_,    attention_, macs_,      kvCache_, outliers_,
-            levels_,  schemes_, softLabels_, batching_,  scheduler_, budget_,  modelCard_};
+    return {timings_,    kernels_,  caching_,   attention_, macs_,
+            kvCache_,    outliers_, levels_,    schemes_,   speculative_,
+            softLabels_, batching_, scheduler_, budget_,    modelCard_};
 }
 
 void MainWindow::applySettingsToUi() {
@@ -418,6 +426,8 @@ void MainWindow::updateActions() {
     batching_->runButton()->setEnabled(canGenerate);
     scheduler_->setRunning(jobs_->running(widgets::JobKind::Scheduler));
     scheduler_->runButton()->setEnabled(canGenerate);
+    speculative_->setRunning(isSpeculating());
+    speculative_->runButton()->setEnabled(canGenerate);
 }
 
 void MainWindow::setPresentationScale(double scale) {

@@ -14,6 +14,7 @@
 #include "widgets/SchedulerPanel.hpp"
 #include "widgets/SchemesPanel.hpp"
 #include "widgets/SoftLabelsPanel.hpp"
+#include "widgets/SpeculativePanel.hpp"
 
 #include <QComboBox>
 #include <QImage>
@@ -89,7 +90,8 @@ private slots:
             QVERIFY2(leftOut.isEmpty(), qPrintable(QStringList(leftOut.keys()).join(", ")));
         } else { // the CPU reference has no GPU timestamps and serves one sequence: those
                  // panels are left out, and why
-            QCOMPARE(leftOut.keys(), (QStringList{"batching", "kernel-timings", "scheduler"}));
+            QCOMPARE(leftOut.keys(),
+                     (QStringList{"batching", "kernel-timings", "scheduler", "speculative"}));
             QVERIFY(leftOut.value("kernel-timings").contains("GPU timestamps"));
             QVERIFY(leftOut.value("batching").contains("GPU engine"));
         }
@@ -127,6 +129,10 @@ private slots:
             QCOMPARE(window.macCountsPanel()->dataTables().size(), std::size_t(3));
             QVERIFY(window.macCountsPanel()->summaryText().contains("equals the formula"));
             QVERIFY(window.batchingPanel()->hasData() && window.schedulerPanel()->hasData());
+            // Speculation ran for real, and greedy output stayed the target's.
+            const auto study = window.speculativePanel()->study();
+            QVERIFY(study && !study->runs.empty());
+            for (const auto& run : study->runs) QVERIFY(run.identicalToTarget);
         }
     }
 

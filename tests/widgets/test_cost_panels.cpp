@@ -1,12 +1,15 @@
 // The panels of chapter items 1-3 and 14: the memory budget redraws from its controls (GPU
 // size, precision, attention variant, context per user) and refuses a bad presets file; the
 // single-head panel draws the table the CLI prints; the MAC panel follows the model's shape
-// and checks the engine's counter of a recorded comparison.
+// and checks the engine's counter of a recorded comparison; the speculative panel draws the
+// formula over g from a study's alpha and c, the measured runs beside it, and says when
+// greedy output differed from the target's.
 #include "compute/experiments/AttentionHeadCost.hpp"
 #include "models/OperationCounts.hpp"
 #include "widgets/AttentionCostPanel.hpp"
 #include "widgets/MacCountsPanel.hpp"
 #include "widgets/MemoryBudgetPanel.hpp"
+#include "widgets/SpeculativePanel.hpp"
 #include "widgets/TableModel.hpp"
 
 #include <QComboBox>
@@ -133,6 +136,51 @@ private slots:
         panel.setComparison(wrong);
         QVERIFY(panel.summaryText().contains("DISAGREES"));
         QCOMPARE(panel.dataTables().size(), std::size_t(2));
+    }
+
+    void speculativePanelDrawsFormulaAndRuns() {
+        SpeculativePanel panel;
+        QVERIFY(!panel.hasData());
+        auto study = std::make_shared<ex::SpeculativeStudy>();
+        study->target = "fp16";
+        study->targetStepSeconds = 0.010;
+        ex::DraftAgreement draft;
+        draft.scheme = "int8-row";
+        draft.agrees = {true, true, true, false};  // alpha 0.75
+        draft.stepSeconds = {0.005, 0.005, 0.005}; // c 0.5
+        study->drafts.push_back(draft);
+        study->runDraft = "int8-row";
+        study->targetAlone.tokens.assign(9, 1);
+        study->targetAlone.stepSeconds.assign(8, 0.010);
+        study->targetAlone.generateSeconds = 0.080; // 10 ms per token
+        ex::SpeculativeRunSummary run;
+        run.run.draftLength = 2;
+        run.run.tokens.assign(9, 1);
+        run.run.verifications = 4;
+        run.run.reachedAt = {4, 3};
+        run.run.acceptedAt = {3, 2};
+        run.run.generateSeconds = 0.045; // 5 ms per token: 2x
+        run.identicalToTarget = true;
+        study->runs.push_back(run);
+        panel.setStudy(study);
+        QVERIFY(panel.hasData());
+        const auto predicted = panel.seriesPoints(SpeculativePanel::Predicted);
+        QCOMPARE(predicted.size(), 8);
+        QVERIFY(std::fabs(predicted[1].y() - ex::speculativeSpeedup(0.75, 2, 0.5)) < 1e-9);
+        const auto measured = panel.seriesPoints(SpeculativePanel::Measured);
+        QCOMPARE(measured.size(), 1);
+        QCOMPARE(measured[0], QPointF(2, 2.0));
+        QCOMPARE(panel.seriesPoints(SpeculativePanel::BreakEven).front().y(), 1.0);
+        QVERIFY2(panel.summaryText().contains("0.750") && panel.summaryText().contains("identical"),
+                 qPrintable(panel.summaryText()));
+        QCOMPARE(panel.acceptanceModel()->rowCount(), 1);
+        QCOMPARE(panel.dataTables().size(), std::size_t(4));
+        study->runs.front().identicalToTarget = false;
+        panel.setStudy(study);
+        QVERIFY(panel.summaryText().contains("DIFFERS"));
+        panel.setStudy(nullptr);
+        QVERIFY(!panel.hasData());
+        QVERIFY(panel.dataTables().empty());
     }
 };
 

@@ -1,0 +1,165 @@
+#include "widgets/SpeculativePanel.hpp"
+
+#include "widgets/TableModel.hpp"
+
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLocale>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QTableView>
+
+namespace inferscope::widgets {
+
+namespace ex = compute::experiments;
+
+namespace {
+QTableView* tableView(TableModel* model, const char* name, QWidget* parent) {
+    auto* view = new QTableView(parent);
+    view->setObjectName(name);
+    view->setModel(model);
+    view->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    view->verticalHeader()->hide();
+    view->setMaximumHeight(140);
+    return view;
+}
+} // namespace
+
+SpeculativePanel::SpeculativePanel(QWidget* parent)
+    : ChartPanel("speculative", tr("Speculative decoding"),
+                 tr("A quantized copy of the model drafts g tokens, the model checks them in one "
+                    "step and keeps the agreeing prefix plus its own next token. The speedup "
+                    "predicted from the measured acceptance alpha and draft cost c, beside the "
+                    "real runs: below 1, speculation loses."),
+                 parent),
+      acceptance_(new TableModel(this)), runs_(new TableModel(this)) {
+    setAxis(Qt::Horizontal, tr("draft length g"), AxisScale::Linear);
+    setAxis(Qt::Vertical, tr("speedup over the target alone (x)"), AxisScale::Linear);
+    addSeries(tr("predicted (measured alpha and c)"), SeriesKind::Line);
+    addSeries(tr("measured (real runs)"), SeriesKind::Scatter);
+    addSeries(tr("break-even"), SeriesKind::DashedLine);
+    setEmptyHint(tr("Press \"Measure speculation\" below: the model runs as the target and as "
+                    "each draft scheme, then speculates for real at g = 2, 4 and 8."));
+
+    auto* row = new QHBoxLayout;
+    row->addWidget(new QLabel(tr("Positions for alpha"), this));
+    positions_ = new QSpinBox(this);
+    positions_->setObjectName("speculativePositions");
+    positions_->setRange(16, 1024);
+    positions_->setValue(144);
+    row->addWidget(positions_);
+    row->addWidget(new QLabel(tr("Tokens per run"), this));
+    tokens_ = new QSpinBox(this);
+    tokens_->setObjectName("speculativeTokens");
+    tokens_->setRange(8, 512);
+    tokens_->setValue(64);
+    row->addWidget(tokens_);
+    run_ = new QPushButton(tr("Measure speculation"), this);
+    run_->setObjectName("speculativeRun");
+    cancel_ = new QPushButton(tr("Cancel"), this);
+    cancel_->setObjectName("speculativeCancel");
+    cancel_->setEnabled(false);
+    row->addWidget(run_);
+    row->addWidget(cancel_);
+    progress_ = new QLabel(this);
+    progress_->setObjectName("speculativeProgress");
+    row->addWidget(progress_, 1);
+    extrasLayout()->addLayout(row);
+    extrasLayout()->addWidget(tableView(acceptance_, "speculativeAcceptance", this));
+    extrasLayout()->addWidget(tableView(runs_, "speculativeRuns", this));
+
+    connect(run_, &QPushButton::clicked, this, [this] { emit runRequested(request()); });
+    connect(cancel_, &QPushButton::clicked, this, &SpeculativePanel::cancelRequested);
+}
+
+void SpeculativePanel::subscribe(const LabJobs& jobs) {
+    connect(&jobs, &LabJobs::speculativeReady, this, &SpeculativePanel::setStudy);
+    connect(&jobs, &LabJobs::jobProgress, this,
+            [this](quint64, JobKind kind, const QString& stage, int) {
+                if (kind == JobKind::Speculative) setProgress(stage);
+            });
+    connect(&jobs, &LabJobs::modelLoaded, this, [this] { setStudy(nullptr); });
+}
+
+compute::SpeculativeRequest SpeculativePanel::request() const {
+    compute::SpeculativeRequest r;
+    r.study.positions = std::uint32_t(positions_->value());
+    r.study.runTokens = tokens_->value();
+    return r;
+}
+
+void SpeculativePanel::setPositions(int positions) {
+    positions_->setValue(positions);
+}
+
+void SpeculativePanel::setRunTokens(int tokens) {
+    tokens_->setValue(tokens);
+}
+
+void SpeculativePanel::setRunning(bool running) {
+    run_->setEnabled(!running);
+    cancel_->setEnabled(running);
+    if (!running) progress_->clear();
+}
+
+void SpeculativePanel::setProgress(const QString& line) {
+    progress_->setText(line);
+}
+
+std::vector<compute::Table> SpeculativePanel::dataTables() const {
+    return study_ ? ex::speculativeTables(*study_) : std::vector<compute::Table>{};
+}
+
+void SpeculativePanel::setStudy(ex::SpeculativeStudyPtr study) {
+    study_ = std::move(study);
+    const auto tables = dataTables();
+    const auto find = [&](const char* id) -> const compute::Table* {
+        for (const auto& t : tables)
+            if (t.id == id) return &t;
+        return nullptr;
+    };
+    const auto* acceptance = find("speculative-acceptance");
+    const auto* formula = find("speculative-formula");
+    const auto* runs = find("speculative-runs");
+    acceptance_->setTable(acceptance ? *acceptance : compute::Table{});
+    runs_->setTable(runs ? *runs : compute::Table{});
+    QList<QPointF> predicted, measured, breakEven;
+    if (formula) {
+        for (std::size_t r = 0; r < formula->rows.size(); ++r) {
+            const double g = formula->number(r, "g");
+            predicted << QPointF(g, formula->number(r, "predicted speedup"));
+            breakEven << QPointF(g, 1.0);
+        }
+    }
+    if (study_)
+        for (const auto& r : study_->runs)
+            measured << QPointF(r.run.draftLength, study_->measuredSpeedup(r.run));
+    setSeriesPoints({{Predicted, predicted}, {Measured, measured}, {BreakEven, breakEven}});
+    const auto* draft = study_ ? study_->findDraft(study_->runDraft) : nullptr;
+    if (!draft) {
+        setSummary({});
+        return;
+    }
+    QLocale locale;
+    QString text = tr("Draft %1: alpha %2 over %3 positions, c %4")
+                       .arg(QString::fromStdString(draft->scheme))
+                       .arg(locale.toString(draft->alpha(), 'f', 3))
+                       .arg(draft->agrees.size())
+                       .arg(locale.toString(study_->draftCost(*draft), 'f', 2));
+    QStringList measuredText;
+    bool identical = true;
+    for (const auto& r : study_->runs) {
+        measuredText << tr("%1x at g = %2")
+                            .arg(locale.toString(study_->measuredSpeedup(r.run), 'f', 2))
+                            .arg(r.run.draftLength);
+        identical = identical && r.identicalToTarget;
+    }
+    if (!measuredText.isEmpty()) text += tr(" · measured ") + measuredText.join(", ");
+    if (study_->temperature == 0 && !study_->runs.empty())
+        text += identical ? tr(" · output identical to the target's")
+                          : tr(" · output DIFFERS from the target's");
+    setSummary(text);
+}
+
+} // namespace inferscope::widgets

@@ -1,0 +1,55 @@
+#pragma once
+// Chapter item 12: speculative decoding with a quantized draft. The predicted speedup over
+// the draft length g (from the measured alpha and draft cost c) beside the speedups the real
+// runs measured and the break-even line; tables of alpha, c and memory per draft scheme and
+// of the real runs (greedy output identical to the target's, or not).
+#include "compute/LabSession.hpp"
+#include "compute/experiments/SpeculativeDecoding.hpp"
+#include "widgets/ChartPanel.hpp"
+#include "widgets/LabJobs.hpp"
+
+class QLabel;
+class QPushButton;
+class QSpinBox;
+
+namespace inferscope::widgets {
+
+class TableModel;
+
+class SpeculativePanel : public ChartPanel {
+    Q_OBJECT
+public:
+    enum Series { Predicted, Measured, BreakEven };
+
+    explicit SpeculativePanel(QWidget* parent = nullptr);
+    void subscribe(const LabJobs& jobs);
+    void setStudy(compute::experiments::SpeculativeStudyPtr study);
+    compute::experiments::SpeculativeStudyPtr study() const { return study_; }
+    void setRunning(bool running);
+    void setProgress(const QString& line);
+    // The request the controls describe: every draft scheme, g = 2, 4, 8.
+    compute::SpeculativeRequest request() const;
+    void setPositions(int positions);
+    void setRunTokens(int tokens);
+    QPushButton* runButton() const { return run_; }
+    QPushButton* cancelButton() const { return cancel_; }
+    TableModel* acceptanceModel() const { return acceptance_; }
+    TableModel* runsModel() const { return runs_; }
+    std::vector<compute::Table> dataTables() const override;
+
+signals:
+    void runRequested(const inferscope::compute::SpeculativeRequest& request);
+    void cancelRequested();
+
+private:
+    compute::experiments::SpeculativeStudyPtr study_;
+    TableModel* acceptance_;
+    TableModel* runs_;
+    QSpinBox* positions_;
+    QSpinBox* tokens_;
+    QPushButton* run_;
+    QPushButton* cancel_;
+    QLabel* progress_;
+};
+
+} // namespace inferscope::widgets
