@@ -65,16 +65,10 @@ BatchingPanel::BatchingPanel(QWidget* parent)
     context_->setValue(64);
     context_->setSuffix(tr(" tokens"));
     controls->addWidget(context_);
-    runButton_ = new QPushButton(tr("Measure batching"), this);
-    runButton_->setObjectName("batchingRun");
-    cancelButton_ = new QPushButton(tr("Cancel"), this);
-    cancelButton_->setObjectName("batchingCancel");
-    cancelButton_->setEnabled(false);
-    controls->addWidget(runButton_);
-    controls->addWidget(cancelButton_);
-    progress_ = new QLabel(this);
-    progress_->setObjectName("batchingProgress");
-    controls->addWidget(progress_, 1);
+    controls_ = new JobControls(this, "batching", tr("Measure batching"), JobKind::BatchingSweep);
+    controls->addWidget(controls_->runButton());
+    controls->addWidget(controls_->cancelButton());
+    controls->addWidget(controls_->progressLabel(), 1);
     extrasLayout()->addLayout(controls);
 
     auto* view = new QTableView(this);
@@ -84,8 +78,10 @@ BatchingPanel::BatchingPanel(QWidget* parent)
     view->setMaximumHeight(200);
     extrasLayout()->addWidget(view);
 
-    connect(runButton_, &QPushButton::clicked, this, [this] { emit sweepRequested(request()); });
-    connect(cancelButton_, &QPushButton::clicked, this, &BatchingPanel::cancelRequested);
+    connect(controls_->runButton(), &QPushButton::clicked, this,
+            [this] { emit sweepRequested(request()); });
+    connect(controls_->cancelButton(), &QPushButton::clicked, this,
+            &BatchingPanel::cancelRequested);
 }
 
 compute::BatchingRequest BatchingPanel::request() const {
@@ -151,16 +147,6 @@ void BatchingPanel::clear() {
     setTables({});
 }
 
-void BatchingPanel::setRunning(bool running) {
-    runButton_->setEnabled(!running);
-    cancelButton_->setEnabled(running);
-    if (!running) progress_->clear();
-}
-
-void BatchingPanel::setProgress(const QString& line) {
-    progress_->setText(line);
-}
-
 std::vector<compute::Table> BatchingPanel::dataTables() const {
     return tables_;
 }
@@ -168,10 +154,7 @@ std::vector<compute::Table> BatchingPanel::dataTables() const {
 void BatchingPanel::subscribe(const LabJobs& jobs) {
     connect(&jobs, &LabJobs::batchingReady, this,
             [this](const TablesPtr& tables) { setTables(*tables); });
-    connect(&jobs, &LabJobs::jobProgress, this,
-            [this](quint64, JobKind kind, const QString& stage, int) {
-                if (kind == JobKind::BatchingSweep) setProgress(stage);
-            });
+    controls_->subscribe(jobs);
     connect(&jobs, &LabJobs::modelLoaded, this, [this] { clear(); });
 }
 

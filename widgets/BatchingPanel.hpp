@@ -6,14 +6,12 @@
 // the tables it returns (experiments/BatchingSweep).
 #include "compute/LabSession.hpp"
 #include "widgets/ChartPanel.hpp"
+#include "widgets/JobControls.hpp"
 
-class QLabel;
-class QPushButton;
 class QSpinBox;
 
 namespace inferscope::widgets {
 
-class LabJobs;
 class TableModel;
 
 class BatchingPanel : public ChartPanel {
@@ -25,13 +23,13 @@ public:
     void subscribe(const LabJobs& jobs);
     void setTables(std::vector<compute::Table> tables);
     void clear();
-    void setRunning(bool running);
-    void setProgress(const QString& line);
+    void setRunning(bool running) { controls_->setRunning(running); }
+    void setProgress(const QString& line) { controls_->setProgress(line); }
     // What the controls ask for: B = 1, 2, 4, ... up to the largest, the context, the steps.
     compute::BatchingRequest request() const;
     void setLargestBatch(int batch);
-    QPushButton* runButton() const { return runButton_; }
-    QPushButton* cancelButton() const { return cancelButton_; }
+    QPushButton* runButton() const { return controls_->runButton(); }
+    QPushButton* cancelButton() const { return controls_->cancelButton(); }
     TableModel* model() const { return model_; }
     std::vector<compute::Table> dataTables() const override;
 
@@ -44,9 +42,7 @@ private:
     TableModel* model_;
     QSpinBox* largest_;
     QSpinBox* context_;
-    QPushButton* runButton_;
-    QPushButton* cancelButton_;
-    QLabel* progress_;
+    JobControls* controls_;
 };
 
 } // namespace inferscope::widgets

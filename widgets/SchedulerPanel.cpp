@@ -60,17 +60,12 @@ SchedulerPanel::SchedulerPanel(QWidget* parent)
     seed_->setRange(0, 1000000);
     seed_->setValue(1);
     controls->addWidget(seed_);
-    runButton_ = new QPushButton(tr("Run static vs continuous"), this);
-    runButton_->setObjectName("schedulerRun");
-    cancelButton_ = new QPushButton(tr("Cancel"), this);
-    cancelButton_->setObjectName("schedulerCancel");
-    cancelButton_->setEnabled(false);
-    controls->addWidget(runButton_);
-    controls->addWidget(cancelButton_);
+    controls_ =
+        new JobControls(this, "scheduler", tr("Run static vs continuous"), JobKind::Scheduler);
+    controls->addWidget(controls_->runButton());
+    controls->addWidget(controls_->cancelButton());
     extrasLayout()->addLayout(controls);
-    progress_ = new QLabel(this);
-    progress_->setObjectName("schedulerProgress");
-    extrasLayout()->addWidget(progress_);
+    extrasLayout()->addWidget(controls_->progressLabel());
 
     auto* view = new QTableView(this);
     view->setObjectName("schedulerTable");
@@ -79,8 +74,10 @@ SchedulerPanel::SchedulerPanel(QWidget* parent)
     view->setMaximumHeight(170);
     extrasLayout()->addWidget(view);
 
-    connect(runButton_, &QPushButton::clicked, this, [this] { emit scheduleRequested(request()); });
-    connect(cancelButton_, &QPushButton::clicked, this, &SchedulerPanel::cancelRequested);
+    connect(controls_->runButton(), &QPushButton::clicked, this,
+            [this] { emit scheduleRequested(request()); });
+    connect(controls_->cancelButton(), &QPushButton::clicked, this,
+            &SchedulerPanel::cancelRequested);
 }
 
 compute::SchedulingRequest SchedulerPanel::request() const {
@@ -151,16 +148,6 @@ void SchedulerPanel::clear() {
     setTables({});
 }
 
-void SchedulerPanel::setRunning(bool running) {
-    runButton_->setEnabled(!running);
-    cancelButton_->setEnabled(running);
-    if (!running) progress_->clear();
-}
-
-void SchedulerPanel::setProgress(const QString& line) {
-    progress_->setText(line);
-}
-
 std::vector<compute::Table> SchedulerPanel::dataTables() const {
     return tables_;
 }
@@ -168,10 +155,7 @@ std::vector<compute::Table> SchedulerPanel::dataTables() const {
 void SchedulerPanel::subscribe(const LabJobs& jobs) {
     connect(&jobs, &LabJobs::schedulerReady, this,
             [this](const TablesPtr& tables) { setTables(*tables); });
-    connect(&jobs, &LabJobs::jobProgress, this,
-            [this](quint64, JobKind kind, const QString& stage, int) {
-                if (kind == JobKind::Scheduler) setProgress(stage);
-            });
+    controls_->subscribe(jobs);
     connect(&jobs, &LabJobs::modelLoaded, this, [this] { clear(); });
 }
 

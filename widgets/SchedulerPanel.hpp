@@ -6,15 +6,13 @@
 // the simulator's prediction (experiments/Scheduler).
 #include "compute/LabSession.hpp"
 #include "widgets/ChartPanel.hpp"
+#include "widgets/JobControls.hpp"
 
 class QComboBox;
-class QLabel;
-class QPushButton;
 class QSpinBox;
 
 namespace inferscope::widgets {
 
-class LabJobs;
 class TableModel;
 
 class SchedulerPanel : public ChartPanel {
@@ -26,14 +24,14 @@ public:
     void subscribe(const LabJobs& jobs);
     void setTables(std::vector<compute::Table> tables);
     void clear();
-    void setRunning(bool running);
-    void setProgress(const QString& line);
+    void setRunning(bool running) { controls_->setRunning(running); }
+    void setProgress(const QString& line) { controls_->setProgress(line); }
     // The chapter's mix (64 requests) or a small one (16 requests, for a quick run).
     compute::SchedulingRequest request() const;
     void setSmallMix(bool small);
     void setSlots(int slots);
-    QPushButton* runButton() const { return runButton_; }
-    QPushButton* cancelButton() const { return cancelButton_; }
+    QPushButton* runButton() const { return controls_->runButton(); }
+    QPushButton* cancelButton() const { return controls_->cancelButton(); }
     TableModel* model() const { return model_; }
     std::vector<compute::Table> dataTables() const override;
 
@@ -47,9 +45,7 @@ private:
     QSpinBox* slots_;
     QComboBox* mix_;
     QSpinBox* seed_;
-    QPushButton* runButton_;
-    QPushButton* cancelButton_;
-    QLabel* progress_;
+    JobControls* controls_;
 };
 
 } // namespace inferscope::widgets

@@ -5,7 +5,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -13,20 +12,28 @@
 
 namespace inferscope::fuzz {
 
-inline std::filesystem::path scratchFolder() {
-    static const std::filesystem::path folder = [] {
-        std::filesystem::path base = std::filesystem::exists("/dev/shm")
-                                         ? std::filesystem::path("/dev/shm")
-                                         : std::filesystem::temp_directory_path();
-        auto dir = base / ("inferscope-fuzz-" + std::to_string(::getpid()));
-        std::filesystem::create_directories(dir);
-        std::atexit(+[] {
-            std::error_code ignored;
-            std::filesystem::remove_all(scratchFolder(), ignored);
-        });
-        return dir;
-    }();
-    return folder;
+// Removed at exit by its destructor (an atexit handler registered while the static is built
+// would run after the static is gone).
+struct ScratchFolder {
+    std::filesystem::path path;
+    ScratchFolder() {
+        const std::filesystem::path base = std::filesystem::exists("/dev/shm")
+                                               ? std::filesystem::path("/dev/shm")
+                                               : std::filesystem::temp_directory_path();
+        path = base / ("inferscope-fuzz-" + std::to_string(::getpid()));
+        std::filesystem::create_directories(path);
+    }
+    ~ScratchFolder() {
+        std::error_code ignored;
+        std::filesystem::remove_all(path, ignored);
+    }
+    ScratchFolder(const ScratchFolder&) = delete;
+    ScratchFolder& operator=(const ScratchFolder&) = delete;
+};
+
+inline const std::filesystem::path& scratchFolder() {
+    static const ScratchFolder folder;
+    return folder.path;
 }
 
 inline std::filesystem::path writeScratch(const std::string& name, const std::uint8_t* data,

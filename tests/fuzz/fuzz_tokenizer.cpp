@@ -32,8 +32,9 @@ std::vector<Tokenizer> makeTokenizers() {
     TokenizerData data;
     data.kind = TokenizerKind::SentencePieceBpe;
     data.tokens = *spm.getStringArray("tokenizer.ggml.tokens");
-    for (double score : *spm.getNumberArray("tokenizer.ggml.scores"))
-        data.scores.push_back(static_cast<float>(score));
+    // Held by name: a range-for over *getNumberArray(...) would outlive the optional.
+    const auto scores = spm.getNumberArray("tokenizer.ggml.scores");
+    for (double score : scores.value()) data.scores.push_back(static_cast<float>(score));
     if (auto types = spm.getNumberArray("tokenizer.ggml.token_type"))
         for (double type : *types) data.tokenTypes.push_back(static_cast<TokenType>(int(type)));
     data.bosId = 1;
