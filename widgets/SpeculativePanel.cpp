@@ -55,30 +55,22 @@ SpeculativePanel::SpeculativePanel(QWidget* parent)
     tokens_->setRange(8, 512);
     tokens_->setValue(64);
     row->addWidget(tokens_);
-    run_ = new QPushButton(tr("Measure speculation"), this);
-    run_->setObjectName("speculativeRun");
-    cancel_ = new QPushButton(tr("Cancel"), this);
-    cancel_->setObjectName("speculativeCancel");
-    cancel_->setEnabled(false);
-    row->addWidget(run_);
-    row->addWidget(cancel_);
-    progress_ = new QLabel(this);
-    progress_->setObjectName("speculativeProgress");
-    row->addWidget(progress_, 1);
+    controls_ =
+        new JobControls(this, "speculative", tr("Measure speculation"), JobKind::Speculative);
+    row->addWidget(controls_->runButton());
+    row->addWidget(controls_->cancelButton());
+    row->addWidget(controls_->progressLabel(), 1);
     extrasLayout()->addLayout(row);
     extrasLayout()->addWidget(tableView(acceptance_, "speculativeAcceptance", this));
     extrasLayout()->addWidget(tableView(runs_, "speculativeRuns", this));
 
-    connect(run_, &QPushButton::clicked, this, [this] { emit runRequested(request()); });
-    connect(cancel_, &QPushButton::clicked, this, &SpeculativePanel::cancelRequested);
+    connect(runButton(), &QPushButton::clicked, this, [this] { emit runRequested(request()); });
+    connect(cancelButton(), &QPushButton::clicked, this, &SpeculativePanel::cancelRequested);
 }
 
 void SpeculativePanel::subscribe(const LabJobs& jobs) {
     connect(&jobs, &LabJobs::speculativeReady, this, &SpeculativePanel::setStudy);
-    connect(&jobs, &LabJobs::jobProgress, this,
-            [this](quint64, JobKind kind, const QString& stage, int) {
-                if (kind == JobKind::Speculative) setProgress(stage);
-            });
+    controls_->subscribe(jobs);
     connect(&jobs, &LabJobs::modelLoaded, this, [this] { setStudy(nullptr); });
 }
 
@@ -95,16 +87,6 @@ void SpeculativePanel::setPositions(int positions) {
 
 void SpeculativePanel::setRunTokens(int tokens) {
     tokens_->setValue(tokens);
-}
-
-void SpeculativePanel::setRunning(bool running) {
-    run_->setEnabled(!running);
-    cancel_->setEnabled(running);
-    if (!running) progress_->clear();
-}
-
-void SpeculativePanel::setProgress(const QString& line) {
-    progress_->setText(line);
 }
 
 std::vector<compute::Table> SpeculativePanel::dataTables() const {

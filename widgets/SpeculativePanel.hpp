@@ -6,9 +6,9 @@
 #include "compute/LabSession.hpp"
 #include "compute/experiments/SpeculativeDecoding.hpp"
 #include "widgets/ChartPanel.hpp"
+#include "widgets/JobControls.hpp"
 #include "widgets/LabJobs.hpp"
 
-class QLabel;
 class QPushButton;
 class QSpinBox;
 
@@ -25,14 +25,14 @@ public:
     void subscribe(const LabJobs& jobs);
     void setStudy(compute::experiments::SpeculativeStudyPtr study);
     compute::experiments::SpeculativeStudyPtr study() const { return study_; }
-    void setRunning(bool running);
-    void setProgress(const QString& line);
+    void setRunning(bool running) { controls_->setRunning(running); }
+    void setProgress(const QString& line) { controls_->setProgress(line); }
     // The request the controls describe: every draft scheme, g = 2, 4, 8.
     compute::SpeculativeRequest request() const;
     void setPositions(int positions);
     void setRunTokens(int tokens);
-    QPushButton* runButton() const { return run_; }
-    QPushButton* cancelButton() const { return cancel_; }
+    QPushButton* runButton() const { return controls_->runButton(); }
+    QPushButton* cancelButton() const { return controls_->cancelButton(); }
     TableModel* acceptanceModel() const { return acceptance_; }
     TableModel* runsModel() const { return runs_; }
     std::vector<compute::Table> dataTables() const override;
@@ -47,9 +47,7 @@ private:
     TableModel* runs_;
     QSpinBox* positions_;
     QSpinBox* tokens_;
-    QPushButton* run_;
-    QPushButton* cancel_;
-    QLabel* progress_;
+    JobControls* controls_;
 };
 
 } // namespace inferscope::widgets
