@@ -2,8 +2,8 @@
 // tables come out as JSON with the ids the panels read, and bad input (a batch of 0, a
 // context over the model's, zero slots, an empty mix, a mix file that does not parse,
 // lengths over the context) is one clear error with status 2.
-#include "app/cli/Commands.hpp"
 #include "models/SyntheticModel.hpp"
+#include "tests/app/CliRunner.hpp"
 
 #include <QTemporaryDir>
 #include <QtTest>
@@ -13,20 +13,9 @@
 #include <sstream>
 
 using namespace inferscope;
+using inferscope::tests::runCli;
 
 namespace {
-
-struct CliResult {
-    int status = 0;
-    std::string out, err;
-};
-
-CliResult runCli(std::vector<std::string> args) {
-    args.insert(args.begin(), "inferscope-cli");
-    std::ostringstream out, err;
-    const int status = cli::runCli(args, out, err);
-    return {status, out.str(), err.str()};
-}
 
 std::vector<std::string> tableIds(const nlohmann::json& doc) {
     std::vector<std::string> ids;
