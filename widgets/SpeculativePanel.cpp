@@ -35,7 +35,7 @@ SpeculativePanel::SpeculativePanel(QWidget* parent)
                  parent),
       acceptance_(new TableModel(this)), runs_(new TableModel(this)) {
     setAxis(Qt::Horizontal, tr("draft length g"), AxisScale::Linear);
-    setAxis(Qt::Vertical, tr("speedup over the target alone (x)"), AxisScale::Linear);
+    setAxis(Qt::Vertical, tr("speedup (x)"), AxisScale::Linear);
     addSeries(tr("predicted (measured alpha and c)"), SeriesKind::Line);
     addSeries(tr("measured (real runs)"), SeriesKind::Scatter);
     addSeries(tr("break-even"), SeriesKind::DashedLine);
