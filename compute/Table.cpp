@@ -61,6 +61,12 @@ std::string humanBytes(double bytes) {
     return buffer;
 }
 
+const Table* findTable(const std::vector<Table>& tables, std::string_view id) {
+    for (const auto& table : tables)
+        if (table.id == id) return &table;
+    return nullptr;
+}
+
 std::string formatCell(const Cell& cell, const Column& column) {
     return std::visit(
         [&](const auto& v) -> std::string {

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -30,6 +31,9 @@ struct Table {
     const Cell& at(std::size_t row, const std::string& column) const;
     double number(std::size_t row, const std::string& column) const; // int or double cell
 };
+
+// The table with this id among several (an experiment's result); nullptr when none.
+const Table* findTable(const std::vector<Table>& tables, std::string_view id);
 
 std::string formatCell(const Cell& cell, const Column& column);
 // Aligned plain-text rendering: title, header with units, rows, notes.

@@ -15,12 +15,6 @@
 namespace inferscope::widgets {
 
 namespace {
-const compute::Table* findTable(const std::vector<compute::Table>& tables, const char* id) {
-    for (const auto& t : tables)
-        if (t.id == id) return &t;
-    return nullptr;
-}
-
 double cellNumber(const compute::Table& table, std::size_t row, const char* column) {
     const auto& cell = table.at(row, column);
     if (std::holds_alternative<std::monostate>(cell)) return 0;
@@ -100,8 +94,8 @@ void BatchingPanel::setLargestBatch(int batch) {
 
 void BatchingPanel::setTables(std::vector<compute::Table> tables) {
     tables_ = std::move(tables);
-    const auto* sweep = findTable(tables_, "batching-sweep");
-    const auto* knee = findTable(tables_, "batching-knee");
+    const auto* sweep = compute::findTable(tables_, "batching-sweep");
+    const auto* knee = compute::findTable(tables_, "batching-knee");
     model_->setTable(sweep ? *sweep : compute::Table{});
     QList<QPointF> throughput, latency, roofline, kneePoint;
     if (sweep && !sweep->rows.empty()) {

@@ -16,13 +16,7 @@
 
 namespace inferscope::widgets {
 
-namespace {
-const compute::Table* findTable(const std::vector<compute::Table>& tables, const char* id) {
-    for (const auto& t : tables)
-        if (t.id == id) return &t;
-    return nullptr;
-}
-} // namespace
+namespace {} // namespace
 
 SchedulerPanel::SchedulerPanel(QWidget* parent)
     : ChartPanel("scheduler", tr("Scheduler"),
@@ -98,8 +92,8 @@ void SchedulerPanel::setSlots(int slotCount) {
 
 void SchedulerPanel::setTables(std::vector<compute::Table> tables) {
     tables_ = std::move(tables);
-    const auto* policies = findTable(tables_, "scheduler-policies");
-    const auto* timeline = findTable(tables_, "scheduler-timeline");
+    const auto* policies = compute::findTable(tables_, "scheduler-policies");
+    const auto* timeline = compute::findTable(tables_, "scheduler-timeline");
     model_->setTable(policies ? *policies : compute::Table{});
     QList<QPointF> points[5];
     if (timeline) {

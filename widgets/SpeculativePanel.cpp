@@ -96,14 +96,9 @@ std::vector<compute::Table> SpeculativePanel::dataTables() const {
 void SpeculativePanel::setStudy(ex::SpeculativeStudyPtr study) {
     study_ = std::move(study);
     const auto tables = dataTables();
-    const auto find = [&](const char* id) -> const compute::Table* {
-        for (const auto& t : tables)
-            if (t.id == id) return &t;
-        return nullptr;
-    };
-    const auto* acceptance = find("speculative-acceptance");
-    const auto* formula = find("speculative-formula");
-    const auto* runs = find("speculative-runs");
+    const auto* acceptance = compute::findTable(tables, "speculative-acceptance");
+    const auto* formula = compute::findTable(tables, "speculative-formula");
+    const auto* runs = compute::findTable(tables, "speculative-runs");
     acceptance_->setTable(acceptance ? *acceptance : compute::Table{});
     runs_->setTable(runs ? *runs : compute::Table{});
     QList<QPointF> predicted, measured, breakEven;

@@ -6,11 +6,6 @@
 namespace inferscope::compute::experiments {
 
 namespace {
-const Table* findTable(const std::vector<Table>& tables, const std::string& id) {
-    for (const auto& t : tables)
-        if (t.id == id) return &t;
-    return nullptr;
-}
 constexpr std::size_t kNoRow = std::numeric_limits<std::size_t>::max();
 // The row of `scheme` in a table whose first column names schemes, or kNoRow.
 std::size_t rowOf(const Table* t, const std::string& scheme) {

@@ -1,6 +1,7 @@
 #include "compute/experiments/SpeculativeDecoding.hpp"
 
 #include "compute/experiments/SoftLabels.hpp"
+#include "models/Sampler.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -34,7 +35,7 @@ struct TokenChooser {
     double temperature;
     std::mt19937_64 random;
     std::int32_t choose(std::span<const float> logits, std::vector<double>* distribution) {
-        if (temperature == 0) return greedyToken(logits);
+        if (temperature == 0) return models::argmax(logits);
         *distribution = softmaxAtTemperature(logits, temperature);
         return drawToken(*distribution, random);
     }
@@ -77,11 +78,6 @@ double expectedTokensPerVerification(double alpha, std::uint32_t g) {
 
 double speculativeSpeedup(double alpha, std::uint32_t g, double c) {
     return expectedTokensPerVerification(alpha, g) / (double(g) * c + 1);
-}
-
-std::int32_t greedyToken(std::span<const float> logits) {
-    if (logits.empty()) throw std::invalid_argument("no logits to choose from");
-    return std::int32_t(std::max_element(logits.begin(), logits.end()) - logits.begin());
 }
 
 std::int32_t drawToken(std::span<const double> p, std::mt19937_64& random) {
@@ -155,7 +151,7 @@ SpeculativeRun runSpeculative(DecoderBackend& target, DecoderBackend& draft,
             ++run.proposed;
             bool ok;
             if (options.temperature == 0) {
-                next = greedyToken(judge);
+                next = models::argmax(judge);
                 ok = next == proposal[k];
             } else {
                 p = softmaxAtTemperature(judge, options.temperature);
@@ -174,7 +170,7 @@ SpeculativeRun runSpeculative(DecoderBackend& target, DecoderBackend& draft,
         }
         if (accepted == g) { // every proposal kept: the target's token after the last one
             const auto last = row(logits, first + g, vocab);
-            next = options.temperature == 0 ? greedyToken(last) : chooser.choose(last, &p);
+            next = options.temperature == 0 ? models::argmax(last) : chooser.choose(last, &p);
         }
 
         const std::size_t before = run.tokens.size();
@@ -232,7 +228,7 @@ DraftAgreement measureAgreement(DecoderBackend& draft, std::span<const std::int3
     draft.reset();
     auto logits = draft.append(prompt);
     for (std::size_t i = 0; i < targetTokens.size(); ++i) {
-        result.agrees.push_back(greedyToken(logits) == targetTokens[i]);
+        result.agrees.push_back(models::argmax(logits) == targetTokens[i]);
         if (i + 1 == targetTokens.size()) break;
         if (isCancelled(cancelled)) break;
         const auto start = Clock::now();

@@ -29,8 +29,6 @@ double expectedTokensPerVerification(double alpha, std::uint32_t draftLength);
 // verification costs one: expectedTokensPerVerification / (g c + 1).
 double speculativeSpeedup(double alpha, std::uint32_t draftLength, double draftCost);
 
-// The token a greedy decoder picks: the largest logit, the lowest id on ties.
-std::int32_t greedyToken(std::span<const float> logits);
 // One draw from a distribution (probabilities summing to 1, or to any positive total).
 std::int32_t drawToken(std::span<const double> probabilities, std::mt19937_64& random);
 
