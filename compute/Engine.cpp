@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstring>
 #include <map>
+#include <numeric>
 #include <set>
 #include <stdexcept>
 
@@ -30,10 +31,10 @@ std::vector<float> concatenate(std::initializer_list<const std::vector<float>*> 
 } // namespace
 
 struct Engine::Layer {
-    DeviceMatrix qkv;    // rows: Q heads, K heads, V heads
-    DeviceMatrix output; // attn_output
-    DeviceMatrix gateUp; // rows: gate, then up
-    DeviceMatrix down;
+    RowChunkedMatrix qkv;    // rows: Q heads, K heads, V heads (chunks of whole heads)
+    RowChunkedMatrix output; // attn_output
+    RowChunkedMatrix gateUp; // rows: gate, then up (a chunk: its gate rows, then its up rows)
+    RowChunkedMatrix down;
     Buffer attnNorm;
     Buffer ffnNorm;
     Buffer qkvBias;
@@ -41,8 +42,8 @@ struct Engine::Layer {
 };
 
 struct Engine::Buffers {
-    DeviceMatrix embedding;
-    DeviceMatrix outputHead; // empty when the embedding is tied
+    RowChunkedMatrix embedding;
+    RowChunkedMatrix outputHead; // empty when the embedding is tied
     Buffer outputNorm;
     Buffer ropeInvFrequency;
     std::uint32_t hiddenStride = 0, queryStride = 0, ffnStride = 0;
@@ -51,7 +52,7 @@ struct Engine::Buffers {
     Buffer logits, argmax;
     Buffer residualMax;
     std::uint64_t activationBytes = 0;
-    const DeviceMatrix& head() const { return outputHead.buffer ? outputHead : embedding; }
+    const RowChunkedMatrix& head() const { return outputHead.empty() ? embedding : outputHead; }
 };
 
 Engine::Engine(const models::LoadedModel& model, EngineOptions options)
@@ -148,6 +149,15 @@ void Engine::build(const WeightSource& weights, const WeightCheck& has) {
             Buffer(*context_, kvBytes, BufferKind::DeviceLocal, layerName(l, "kv_cache"));
     }
 
+    // The logits of a step's rows share one buffer: as many rows as one binding holds.
+    {
+        const auto& info = context_->info();
+        std::uint64_t binding = info.maxStorageBufferRange;
+        if (info.maxMemoryAllocationSize) binding = std::min(binding, info.maxMemoryAllocationSize);
+        const std::uint64_t rowsThatFit = binding / (std::uint64_t(c.vocabSize) * 4);
+        options_.maxLogitRowsPerStep = std::uint32_t(std::clamp<std::uint64_t>(
+            options_.maxLogitRowsPerStep, 1, std::max<std::uint64_t>(rowsThatFit, 1)));
+    }
     const auto activationsBefore = context_->allocatedBytes();
     const std::uint32_t maxTokens = std::max<std::uint32_t>(1, options_.maxTokensPerStep);
     const std::uint32_t maxLogits = std::max<std::uint32_t>(1, options_.maxLogitRowsPerStep);
@@ -195,15 +205,23 @@ WeightFormat Engine::resolvedFormat(const std::vector<std::string>& names,
     return type ? formatForStoredType(*type) : WeightFormat::F16;
 }
 
-DeviceMatrix Engine::uploadFused(const std::vector<std::string>& names, std::uint32_t cols,
-                                 std::uint32_t expectedRows, WeightFormat format,
-                                 const std::string& label) {
+std::uint64_t Engine::matrixChunkLimit() const {
+    const auto& info = context_->info();
+    std::uint64_t limit = info.maxStorageBufferRange;
+    if (info.maxMemoryAllocationSize) limit = std::min(limit, info.maxMemoryAllocationSize);
+    if (options_.maxMatrixChunkBytes) limit = std::min(limit, options_.maxMatrixChunkBytes);
+    return limit;
+}
+
+RowChunkedMatrix Engine::uploadFused(const std::vector<std::string>& names, std::uint32_t cols,
+                                     std::uint32_t expectedRows, WeightFormat format,
+                                     const std::string& label, std::uint32_t rowGranule,
+                                     bool gateUpPairs) {
     const auto chosen = resolvedFormat(names, format);
     const bool blockFormat = chosen == WeightFormat::Q4_0 || chosen == WeightFormat::Q4_1 ||
                              chosen == WeightFormat::Q8_0;
     std::vector<std::vector<float>> owned(names.size());
     std::vector<MatrixPart> parts;
-    bool anyStored = false;
     std::uint32_t rows = 0;
     for (std::size_t i = 0; i < names.size(); ++i) {
         const auto* stored = store_ ? store_->find(names[i]) : nullptr;
@@ -211,7 +229,6 @@ DeviceMatrix Engine::uploadFused(const std::vector<std::string>& names, std::uin
         std::uint64_t elements = 0;
         if (blockFormat && stored && formatReadsStoredType(chosen, stored->type)) {
             part.stored = stored; // the file's own codes and scales
-            anyStored = true;
             elements = stored->elements();
         } else if (store_) {
             owned[i] = store_->dequantized(names[i]);
@@ -235,17 +252,78 @@ DeviceMatrix Engine::uploadFused(const std::vector<std::string>& names, std::uin
         throw ComputeError("weight '" + names.front() + "' has " +
                            std::to_string(std::uint64_t(rows) * cols) + " values, expected " +
                            std::to_string(std::uint64_t(expectedRows) * cols));
-    const bool original = chosen == WeightFormat::F32 || chosen == WeightFormat::F16 ||
-                          (chosen == WeightFormat::Q8_0 && !anyStored);
-    if (!original) return uploadPacked(*context_, packForGpu(chosen, parts, cols), label);
-    // F32 / F16 / Q8_0 from f32 values: the original packer over the stacked rows.
-    if (parts.size() == 1)
-        return uploadMatrix(*context_, parts[0].values, rows, cols, chosen, label);
-    std::vector<float> joined;
-    joined.reserve(std::uint64_t(rows) * cols);
-    for (const auto& part : parts)
-        joined.insert(joined.end(), part.values.begin(), part.values.end());
-    return uploadMatrix(*context_, joined, rows, cols, chosen, label);
+
+    RowChunkedMatrix matrix;
+    matrix.format = chosen;
+    matrix.rows = rows;
+    matrix.cols = cols;
+    const std::uint64_t limit = matrixChunkLimit();
+    // Output rows: a gate|up chunk of n outputs holds 2n stored rows.
+    const std::uint32_t outputRows = gateUpPairs ? rows / 2 : rows;
+    const std::uint32_t rowsPerOutput = gateUpPairs ? 2 : 1;
+    auto chunkLabel = [&](const RowRange& range, bool whole) {
+        return whole ? label
+                     : label + " rows " + std::to_string(range.first) + "-" +
+                           std::to_string(range.first + range.count - 1);
+    };
+    const auto packer = weightFormatInfo(chosen).packer;
+    if (packer == WeightPacker::Float32 || packer == WeightPacker::Float16) {
+        // Plain floats: rows are independent, so each chunk packs from its own rows.
+        std::vector<float> joined;
+        std::span<const float> values = parts[0].values;
+        if (parts.size() > 1) {
+            joined.reserve(std::uint64_t(rows) * cols);
+            for (const auto& part : parts)
+                joined.insert(joined.end(), part.values.begin(), part.values.end());
+            values = joined;
+        }
+        const std::uint64_t outputBytes = plainRowWords(chosen, cols) * 4 * rowsPerOutput;
+        const auto ranges = planRowChunks(
+            outputRows, std::uint32_t(std::min<std::uint64_t>(limit / outputBytes, outputRows)),
+            rowGranule, label);
+        for (const auto& range : ranges) {
+            const auto rowsOf = [&](std::uint32_t first) {
+                return values.subspan(std::uint64_t(first) * cols,
+                                      std::uint64_t(range.count) * cols);
+            };
+            std::vector<float> pair;
+            std::span<const float> chunk = rowsOf(range.first);
+            if (gateUpPairs && ranges.size() > 1) {
+                const auto up = rowsOf(outputRows + range.first);
+                pair.assign(chunk.begin(), chunk.end());
+                pair.insert(pair.end(), up.begin(), up.end());
+                chunk = pair;
+            } else if (gateUpPairs) {
+                chunk = values;
+            }
+            matrix.chunks.push_back(uploadMatrix(*context_, chunk, range.count * rowsPerOutput,
+                                                 cols, chosen,
+                                                 chunkLabel(range, ranges.size() == 1)));
+            matrix.firstRows.push_back(range.first);
+        }
+        return matrix;
+    }
+    const auto packed = packForGpu(chosen, parts, cols);
+    const std::uint64_t packedBytes = std::uint64_t(packed.words.size()) * 4;
+    if (packedBytes <= limit) {
+        matrix.chunks.push_back(uploadPacked(*context_, packed, label));
+        matrix.firstRows.push_back(0);
+        return matrix;
+    }
+    // Scales are spread evenly over the rows, but for a few padding words per chunk.
+    const std::uint64_t outputBytes = (packedBytes + rows - 1) / rows * rowsPerOutput;
+    const std::uint64_t slack = 2ull * packed.stride + 64;
+    const std::uint32_t maxRows = limit > slack ? std::uint32_t((limit - slack) / outputBytes) : 0;
+    const std::uint32_t groupRows = packedRowGranule(chosen, cols);
+    const std::uint32_t granule = std::lcm(std::max(rowGranule, 1u), groupRows);
+    for (const auto& range : planRowChunks(outputRows, maxRows, granule, label)) {
+        std::vector<RowRange> stacked{range};
+        if (gateUpPairs) stacked.push_back({outputRows + range.first, range.count});
+        matrix.chunks.push_back(
+            uploadPacked(*context_, stackPackedRows(packed, stacked), chunkLabel(range, false)));
+        matrix.firstRows.push_back(range.first);
+    }
+    return matrix;
 }
 
 void Engine::uploadMatrices() {
@@ -264,25 +342,27 @@ void Engine::uploadMatrices() {
     b.outputHead = {};
     matrixInfo_.clear();
     std::uint64_t bytes = 0;
-    auto keep = [&](DeviceMatrix matrix, const std::string& name) {
-        matrixInfo_.push_back(
-            {name, matrix.format, std::uint64_t(matrix.rows) * matrix.cols, matrix.bytes()});
+    auto keep = [&](RowChunkedMatrix matrix, const std::string& name) {
+        matrixInfo_.push_back({name, matrix.format, std::uint64_t(matrix.rows) * matrix.cols,
+                               matrix.bytes(), matrix.chunkCount()});
         bytes += matrix.bytes();
         return matrix;
     };
     auto name = [](std::uint32_t l, const char* suffix) { return layerName(l, suffix); };
     for (std::uint32_t l = 0; l < c.layers; ++l) {
         auto& layer = layers_[l];
-        layer.qkv = keep(uploadFused({name(l, "attn_q.weight"), name(l, "attn_k.weight"),
-                                      name(l, "attn_v.weight")},
-                                     c.hiddenSize, qDim + 2 * kvDim, format, name(l, "attn_qkv")),
-                         name(l, "attn_qkv"));
+        layer.qkv =
+            keep(uploadFused(
+                     {name(l, "attn_q.weight"), name(l, "attn_k.weight"), name(l, "attn_v.weight")},
+                     c.hiddenSize, qDim + 2 * kvDim, format, name(l, "attn_qkv"), c.headDim),
+                 name(l, "attn_qkv"));
         layer.output = keep(uploadFused({name(l, "attn_output.weight")}, qDim, c.hiddenSize, format,
                                         name(l, "attn_output")),
                             name(l, "attn_output"));
-        layer.gateUp = keep(uploadFused({name(l, "ffn_gate.weight"), name(l, "ffn_up.weight")},
-                                        c.hiddenSize, 2 * c.ffnSize, format, name(l, "ffn_gateup")),
-                            name(l, "ffn_gateup"));
+        layer.gateUp =
+            keep(uploadFused({name(l, "ffn_gate.weight"), name(l, "ffn_up.weight")}, c.hiddenSize,
+                             2 * c.ffnSize, format, name(l, "ffn_gateup"), 1, true),
+                 name(l, "ffn_gateup"));
         layer.down = keep(uploadFused({name(l, "ffn_down.weight")}, c.ffnSize, c.hiddenSize, format,
                                       name(l, "ffn_down")),
                           name(l, "ffn_down"));
@@ -381,7 +461,23 @@ void Engine::reset() {
 }
 
 std::uint32_t Engine::dispatchesPerDecodeToken() const {
-    return 1 + 5 * config_.layers + 2;
+    // Embedding, five kernels per layer, output head and argmax; a matrix split into row
+    // chunks costs one dispatch per chunk.
+    const auto& b = *buffers_;
+    std::uint32_t dispatches = b.embedding.chunkCount() + b.head().chunkCount() + 1;
+    for (const auto& layer : layers_)
+        dispatches += layer.qkv.chunkCount() + 1 + layer.output.chunkCount() +
+                      layer.gateUp.chunkCount() + layer.down.chunkCount();
+    return dispatches;
+}
+
+void Engine::matvecChunks(CommandRecorder& recorder, const RowChunkedMatrix& matrix,
+                          MatvecArgs args, const std::string& label) {
+    for (std::uint32_t i = 0; i < matrix.chunkCount(); ++i) {
+        args.weights = &matrix.chunks[i];
+        args.firstRow = matrix.firstRows[i];
+        kernels_->matvec(recorder, args, label);
+    }
 }
 
 EngineMemory Engine::memory() const {
@@ -584,7 +680,9 @@ void Engine::runChunk(std::span<const TokenRow> rows, std::uint32_t logitRowBase
     auto& rec = *recorder_;
     rec.begin(options_.probes.kernelTimings);
     if (probeResidual && firstChunk) rec.fill(b.residualMax, 0);
-    kernels_->embed(rec, b.embedding, b.tokenIds, b.hidden, b.hiddenStride, n, "embed");
+    for (std::uint32_t i = 0; i < b.embedding.chunkCount(); ++i)
+        kernels_->embed(rec, b.embedding.chunks[i], b.tokenIds, b.hidden, b.hiddenStride, n,
+                        "embed", b.embedding.firstRows[i], c.vocabSize);
     const KvLayout kvBase{nullptr, &b.tokenInfo, &b.blockTables, kvCache_->blockSize(),
                           kvCache_->maxBlocksPerSequence()};
     for (std::uint32_t l = 0; l < c.layers; ++l) {
@@ -593,7 +691,6 @@ void Engine::runChunk(std::span<const TokenRow> rows, std::uint32_t logitRowBase
         kv.cache = &layer.kv;
 
         QkvRopeArgs qkv;
-        qkv.weights = &layer.qkv;
         qkv.input = &b.hidden;
         qkv.inputStride = b.hiddenStride;
         qkv.queries = &b.queries;
@@ -608,7 +705,11 @@ void Engine::runChunk(std::span<const TokenRow> rows, std::uint32_t logitRowBase
         qkv.kvHeads = c.kvHeads;
         qkv.headDim = c.headDim;
         qkv.kv = kv;
-        kernels_->qkvRope(rec, qkv, "qkv_rope");
+        for (std::uint32_t i = 0; i < layer.qkv.chunkCount(); ++i) {
+            qkv.weights = &layer.qkv.chunks[i];
+            qkv.firstRow = layer.qkv.firstRows[i];
+            kernels_->qkvRope(rec, qkv, "qkv_rope");
+        }
 
         AttentionArgs attention;
         attention.queries = &b.queries;
@@ -623,17 +724,15 @@ void Engine::runChunk(std::span<const TokenRow> rows, std::uint32_t logitRowBase
         kernels_->attention(rec, attention, "attention");
 
         MatvecArgs out;
-        out.weights = &layer.output;
         out.input = &b.attention;
         out.inputStride = b.queryStride;
         out.output = &b.hidden;
         out.outputStride = b.hiddenStride;
         out.tokens = n;
         out.residual = true;
-        kernels_->matvec(rec, out, "attn_out");
+        matvecChunks(rec, layer.output, out, "attn_out");
 
         GateUpArgs gateUp;
-        gateUp.weights = &layer.gateUp;
         gateUp.input = &b.hidden;
         gateUp.inputStride = b.hiddenStride;
         gateUp.output = &b.ffn;
@@ -641,10 +740,13 @@ void Engine::runChunk(std::span<const TokenRow> rows, std::uint32_t logitRowBase
         gateUp.tokens = n;
         gateUp.normWeight = &layer.ffnNorm;
         gateUp.eps = c.rmsNormEps;
-        kernels_->ffnGateUp(rec, gateUp, "ffn_gateup");
+        for (std::uint32_t i = 0; i < layer.gateUp.chunkCount(); ++i) {
+            gateUp.weights = &layer.gateUp.chunks[i];
+            gateUp.firstRow = layer.gateUp.firstRows[i];
+            kernels_->ffnGateUp(rec, gateUp, "ffn_gateup");
+        }
 
         MatvecArgs down;
-        down.weights = &layer.down;
         down.input = &b.ffn;
         down.inputStride = b.ffnStride;
         down.output = &b.hidden;
@@ -653,11 +755,10 @@ void Engine::runChunk(std::span<const TokenRow> rows, std::uint32_t logitRowBase
         down.residual = true;
         down.probe = probeResidual ? &b.residualMax : nullptr;
         down.probeBase = l * b.hiddenStride;
-        kernels_->matvec(rec, down, "ffn_down");
+        matvecChunks(rec, layer.down, down, "ffn_down");
     }
     if (outputs) {
         MatvecArgs head;
-        head.weights = &b.head();
         head.input = &b.hidden;
         head.inputStride = b.hiddenStride;
         head.output = &b.logits;
@@ -666,7 +767,7 @@ void Engine::runChunk(std::span<const TokenRow> rows, std::uint32_t logitRowBase
         head.normWeight = &b.outputNorm;
         head.eps = c.rmsNormEps;
         head.gather = &b.gather;
-        kernels_->matvec(rec, head, "output_head");
+        matvecChunks(rec, b.head(), head, "output_head");
         kernels_->argmax(rec, b.logits, c.vocabSize, c.vocabSize, outputs, b.argmax, "argmax");
     }
     rec.submitAndWait();

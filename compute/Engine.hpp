@@ -11,6 +11,7 @@
 #include "compute/CommandRecorder.hpp"
 #include "compute/Kernels.hpp"
 #include "compute/KvCache.hpp"
+#include "compute/RowChunkedMatrix.hpp"
 #include "compute/WeightFormat.hpp"
 #include "models/LoadedModel.hpp"
 #include "models/ModelConfig.hpp"
@@ -47,6 +48,9 @@ struct EngineOptions {
     bool cached = true; // false: every step recomputes each sequence from position 0
     ProbeOptions probes;
     std::optional<KernelTuning> tuning; // else picked from the device
+    // Largest buffer per weight matrix; larger ones are split into row chunks. 0: the
+    // device's limits (maxStorageBufferRange, maxMemoryAllocationSize); tests force splits.
+    std::uint64_t maxMatrixChunkBytes = 0;
 };
 
 // One sequence's part of a step: its new tokens (a prompt chunk, or one decoded token).
@@ -97,7 +101,8 @@ struct WeightMatrixInfo {
     std::string name; // "blk.0.attn_qkv", "output", ...
     WeightFormat format = WeightFormat::F16;
     std::uint64_t parameters = 0; // rows x cols, without padding
-    std::uint64_t bytes = 0;      // the GPU buffer
+    std::uint64_t bytes = 0;      // the GPU buffers
+    std::uint32_t chunks = 1;     // row chunks (buffers), each within one storage binding
     double bitsPerWeight() const {
         return parameters ? 8.0 * double(bytes) / double(parameters) : 0;
     }
@@ -176,9 +181,17 @@ private:
     using WeightCheck = std::function<bool(const std::string&)>;
     void build(const WeightSource& weights, const WeightCheck& has);
     void uploadMatrices(); // the matrices of options_.weightFormat, replacing any others
-    DeviceMatrix uploadFused(const std::vector<std::string>& names, std::uint32_t cols,
-                             std::uint32_t expectedRows, WeightFormat format,
-                             const std::string& label);
+    // One matrix from its (stacked) source tensors, in row chunks within matrixChunkLimit():
+    // chunks hold a multiple of rowGranule rows (whole heads for Q|K|V); gateUpPairs splits
+    // a gate|up matrix by output row, each chunk holding its gate rows and then its up rows.
+    RowChunkedMatrix uploadFused(const std::vector<std::string>& names, std::uint32_t cols,
+                                 std::uint32_t expectedRows, WeightFormat format,
+                                 const std::string& label, std::uint32_t rowGranule = 1,
+                                 bool gateUpPairs = false);
+    std::uint64_t matrixChunkLimit() const;
+    // One matvec dispatch per row chunk of `matrix`.
+    void matvecChunks(CommandRecorder& recorder, const RowChunkedMatrix& matrix, MatvecArgs args,
+                      const std::string& label);
     WeightFormat resolvedFormat(const std::vector<std::string>& names, WeightFormat format) const;
     // Host weights kept for re-packing: one of the two is set.
     std::shared_ptr<const models::WeightStore> store_;

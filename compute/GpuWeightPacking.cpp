@@ -8,6 +8,7 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <numeric>
 #include <optional>
 
 namespace inferscope::compute {
@@ -283,6 +284,129 @@ GpuPackedMatrix packForGpu(WeightFormat format, std::span<const MatrixPart> part
         throw ComputeError("packForGpu: as-stored is not a GPU layout (the engine resolves it "
                            "per matrix to the format of the stored type)");
     }
+    return out;
+}
+
+namespace {
+
+// Where a layout keeps its scales, for stackPackedRows.
+enum class ScaleLayout { None, HalfPerRow, HalfPerGroup, HalfPerBlock, WordPerBlock };
+struct PackedLayout {
+    std::uint32_t codeBits = 32;
+    ScaleLayout scales = ScaleLayout::None;
+    std::uint32_t group = 0; // elements per scale (groups and blocks)
+};
+
+PackedLayout packedLayout(WeightFormat format) {
+    const auto& info = weightFormatInfo(format);
+    switch (info.packer) {
+    case WeightPacker::Float32:
+        return {32, ScaleLayout::None, 0};
+    case WeightPacker::Float16:
+        return {16, ScaleLayout::None, 0};
+    case WeightPacker::LabScheme: {
+        using models::QuantScheme;
+        const auto scheme = info.labScheme->scheme;
+        const bool eightBit =
+            scheme == QuantScheme::Int8PerTensor || scheme == QuantScheme::Int8PerRow;
+        const bool grouped = scheme == QuantScheme::Int4PerGroup || scheme == QuantScheme::Nf4;
+        return {eightBit ? 8u : 4u, grouped ? ScaleLayout::HalfPerGroup : ScaleLayout::HalfPerRow,
+                grouped ? info.labScheme->groupSize : 0u};
+    }
+    case WeightPacker::GgmlBlocks:
+        switch (*info.storedType) {
+        case models::TensorType::Q8_0:
+            return {8, ScaleLayout::WordPerBlock, kGgmlBlock};
+        case models::TensorType::Q4_0:
+            return {4, ScaleLayout::HalfPerBlock, kGgmlBlock};
+        default:
+            return {4, ScaleLayout::WordPerBlock, kGgmlBlock};
+        }
+    case WeightPacker::PerMatrix:
+        break;
+    }
+    throw ComputeError("as-stored is not a GPU layout");
+}
+
+std::uint16_t halfAt(const GpuPackedMatrix& matrix, std::uint64_t index) {
+    const auto* bytes = reinterpret_cast<const std::uint8_t*>(matrix.words.data());
+    return readU16(bytes + std::uint64_t(matrix.formatWords) * 4 + index * 2);
+}
+
+} // namespace
+
+std::uint32_t packedRowGranule(WeightFormat format, std::uint32_t cols) {
+    const auto layout = packedLayout(format);
+    if (layout.scales != ScaleLayout::HalfPerGroup || cols == 0) return 1;
+    return layout.group / std::gcd(cols, layout.group);
+}
+
+GpuPackedMatrix stackPackedRows(const GpuPackedMatrix& source, std::span<const RowRange> ranges) {
+    const auto layout = packedLayout(source.format);
+    GpuPackedMatrix out;
+    out.format = source.format;
+    out.cols = source.cols;
+    out.stride = source.stride;
+    out.alignedGroups = source.alignedGroups;
+    const std::uint64_t codeWordsPerRow = std::uint64_t(source.stride) * layout.codeBits / 32;
+    for (const auto& range : ranges) {
+        if (range.count == 0 || std::uint64_t(range.first) + range.count > source.rows)
+            throw ComputeError("stackPackedRows: rows " + std::to_string(range.first) + " + " +
+                               std::to_string(range.count) + " outside a matrix of " +
+                               std::to_string(source.rows));
+        out.rows += range.count;
+        const auto begin = source.words.begin() + std::ptrdiff_t(range.first * codeWordsPerRow);
+        out.words.insert(out.words.end(), begin,
+                         begin + std::ptrdiff_t(range.count * codeWordsPerRow));
+    }
+    if (layout.scales == ScaleLayout::None) return out;
+    out.formatWords = std::uint32_t(out.words.size());
+    const std::uint64_t blocksPerRow = layout.group ? source.stride / layout.group : 0;
+    if (layout.scales == ScaleLayout::WordPerBlock) {
+        for (const auto& range : ranges) {
+            const auto begin = source.words.begin() + source.formatWords +
+                               std::ptrdiff_t(range.first * blocksPerRow);
+            out.words.insert(out.words.end(), begin,
+                             begin + std::ptrdiff_t(range.count * blocksPerRow));
+        }
+        return out;
+    }
+    std::vector<std::uint16_t> halves;
+    const std::uint64_t cols = source.cols, group = layout.group;
+    for (std::size_t k = 0; k < ranges.size(); ++k) {
+        const auto& range = ranges[k];
+        std::uint64_t begin = 0, end = 0;
+        switch (layout.scales) {
+        case ScaleLayout::HalfPerRow:
+            begin = range.first;
+            end = begin + range.count;
+            break;
+        case ScaleLayout::HalfPerBlock:
+            begin = range.first * blocksPerRow;
+            end = begin + range.count * blocksPerRow;
+            break;
+        default: { // HalfPerGroup: groups of consecutive logical elements
+            const std::uint64_t first = range.first * cols, last = first + range.count * cols;
+            const bool isLast = k + 1 == ranges.size();
+            if (first % group != 0 || (!isLast && last % group != 0))
+                throw ComputeError("stackPackedRows: rows " + std::to_string(range.first) + " + " +
+                                   std::to_string(range.count) + " split a scale group of " +
+                                   std::to_string(group));
+            begin = first / group;
+            end = (last + group - 1) / group;
+            break;
+        }
+        }
+        for (std::uint64_t i = begin; i < end; ++i) halves.push_back(halfAt(source, i));
+    }
+    if (layout.scales == ScaleLayout::HalfPerGroup) {
+        // As packLab: zero scales past the end, for the padding columns' group index.
+        const std::uint64_t logical = std::uint64_t(out.rows) * cols;
+        halves.resize((logical + out.stride) / group + 2, 0);
+    }
+    const std::size_t scaleWords = (halves.size() + 1) / 2;
+    out.words.resize(out.formatWords + scaleWords, 0u);
+    std::memcpy(out.words.data() + out.formatWords, halves.data(), halves.size() * 2);
     return out;
 }
 

@@ -17,6 +17,7 @@
 //   q4_1: one word per block, d in the low half and m in the high half;
 //   q8_0: int8 codes, one f32 scale per 32-element block of the padded row;
 //   f32, f16: the values, rows padded with zeros (two halves per word).
+#include "compute/RowChunkedMatrix.hpp"
 #include "compute/WeightFormat.hpp"
 #include "models/WeightStore.hpp"
 
@@ -59,6 +60,17 @@ std::vector<std::uint32_t> packPlainRows(WeightFormat format, std::span<const fl
 std::uint64_t plainRowWords(WeightFormat format, std::uint32_t cols);
 DeviceMatrix uploadPacked(const VulkanContext& context, const GpuPackedMatrix& packed,
                           const std::string& label);
+
+// A matrix of the given row ranges of `source`, stacked in order, in the same layout: the
+// same codes and scales (nothing is re-quantized, so a per-tensor scale survives a split).
+// Lets a matrix larger than one storage binding live as row chunks, and a fused gate|up
+// chunk hold gate rows [a, b) followed by up rows [a, b). Group formats need every range to
+// start on a group boundary, and every range but the last to end on one
+// (packedRowGranule); throws ComputeError otherwise.
+GpuPackedMatrix stackPackedRows(const GpuPackedMatrix& source, std::span<const RowRange> ranges);
+// The smallest row count r such that r rows of `cols` weights are a whole number of the
+// format's scale groups (1 for formats without cross-row groups).
+std::uint32_t packedRowGranule(WeightFormat format, std::uint32_t cols);
 
 // The values the GPU computes with for one source tensor in `format` (the host reference):
 // f32 as is, f16 rounded, models::dequantizeMatrix of models::packMatrix for the lab schemes,

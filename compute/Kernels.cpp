@@ -23,7 +23,8 @@ struct MatvecPush {
     std::uint32_t blockSize = 0;
     std::uint32_t maxBlocks = 0;
     std::uint32_t formatWords = 0;
-    std::uint32_t pad[2] = {};
+    std::uint32_t firstRow = 0;
+    std::uint32_t pad = 0;
 };
 
 struct AttentionPush {
@@ -44,6 +45,8 @@ struct EmbedPush {
     std::uint32_t outStride;
     std::uint32_t tokens;
     std::uint32_t vocab;
+    std::uint32_t firstRow;
+    std::uint32_t chunkRows;
 };
 
 struct ArgmaxPush {
@@ -176,6 +179,7 @@ void Kernels::matvec(CommandRecorder& recorder, const MatvecArgs& a, const std::
     push.eps = a.eps;
     push.probeBase = a.probeBase;
     push.formatWords = a.weights->formatWords;
+    push.firstRow = a.firstRow;
     recorder.dispatch(pipe,
                       {{&a.weights->buffer},
                        {a.input},
@@ -191,7 +195,9 @@ void Kernels::matvec(CommandRecorder& recorder, const MatvecArgs& a, const std::
 void Kernels::qkvRope(CommandRecorder& recorder, const QkvRopeArgs& a, const std::string& label) {
     requireMultipleOf4(a.inputStride, "qkv input");
     if (a.tokens == 0) return;
-    if (a.headDim % 2 || a.weights->rows != (a.heads + 2 * a.kvHeads) * a.headDim) {
+    const std::uint32_t allRows = (a.heads + 2 * a.kvHeads) * a.headDim;
+    if (a.headDim % 2 || a.firstRow % a.headDim || a.weights->rows % a.headDim ||
+        a.weights->rows == 0 || a.firstRow + a.weights->rows > allRows) {
         throw ComputeError("qkv_rope: weight rows do not match heads x head dim");
     }
     const auto shape = shapeFor(a.tokens, true);
@@ -215,6 +221,7 @@ void Kernels::qkvRope(CommandRecorder& recorder, const QkvRopeArgs& a, const std
     push.blockSize = a.kv.blockSize;
     push.maxBlocks = a.kv.maxBlocks;
     push.formatWords = a.weights->formatWords;
+    push.firstRow = a.firstRow;
     recorder.dispatch(pipe,
                       {{&a.weights->buffer},
                        {a.input},
@@ -247,6 +254,7 @@ void Kernels::ffnGateUp(CommandRecorder& recorder, const GateUpArgs& a, const st
     push.tokens = a.tokens;
     push.eps = a.eps;
     push.formatWords = a.weights->formatWords;
+    push.firstRow = a.firstRow;
     recorder.dispatch(
         pipe,
         {{&a.weights->buffer}, {a.input}, {a.output}, {a.normWeight ? a.normWeight : &dummy_}},
@@ -279,12 +287,13 @@ void Kernels::attention(CommandRecorder& recorder, const AttentionArgs& a,
 
 void Kernels::embed(CommandRecorder& recorder, const DeviceMatrix& table, const Buffer& tokenIds,
                     const Buffer& output, std::uint32_t outputStride, std::uint32_t tokens,
-                    const std::string& label) {
+                    const std::string& label, std::uint32_t firstRow, std::uint32_t vocab) {
     requireMultipleOf4(outputStride, "embedding output");
     if (tokens == 0) return;
     auto& pipe = pipeline("embed_" + std::string(weightFormatShaderSuffix(table.format)), 3,
                           sizeof(EmbedPush), {tuning_.workgroup, tuning_.subgroupReduce ? 1u : 0u});
-    const EmbedPush push{table.cols, table.stride, outputStride, tokens, table.rows};
+    const EmbedPush push{table.cols, table.stride, outputStride, tokens, vocab ? vocab : table.rows,
+                         firstRow,   table.rows};
     recorder.dispatch(pipe, {{&table.buffer}, {&tokenIds}, {&output}}, push, tokens, 1, 1, label);
 }
 

@@ -46,6 +46,9 @@ struct MatvecArgs {
     const Buffer* gather = nullptr; // input row of output t is gather[t]
     const Buffer* probe = nullptr;  // residual only: atomic max |h| per row at probeBase
     std::uint32_t probeBase = 0;
+    // `weights` is one row chunk (RowChunkedMatrix) starting at this row of the whole matrix:
+    // its results land in output (and bias, probe) columns firstRow + r.
+    std::uint32_t firstRow = 0;
 };
 
 struct KvLayout {
@@ -72,6 +75,7 @@ struct QkvRopeArgs {
     std::uint32_t kvHeads = 0;
     std::uint32_t headDim = 0;
     KvLayout kv;
+    std::uint32_t firstRow = 0; // a row chunk of whole heads starting at this row
 };
 
 struct GateUpArgs {
@@ -83,6 +87,8 @@ struct GateUpArgs {
     std::uint32_t tokens = 0;
     const Buffer* normWeight = nullptr;
     float eps = 1e-5f;
+    // A chunk of gate rows [firstRow, firstRow + n) then up rows of the same range.
+    std::uint32_t firstRow = 0;
 };
 
 struct AttentionArgs {
@@ -109,9 +115,13 @@ public:
     void qkvRope(CommandRecorder& recorder, const QkvRopeArgs& args, const std::string& label);
     void ffnGateUp(CommandRecorder& recorder, const GateUpArgs& args, const std::string& label);
     void attention(CommandRecorder& recorder, const AttentionArgs& args, const std::string& label);
+    // `table` may be a row chunk holding token ids [firstRow, firstRow + table.rows) of a
+    // vocabulary of `vocab` (0: the table is whole); tokens outside it are left to the
+    // dispatches of the other chunks.
     void embed(CommandRecorder& recorder, const DeviceMatrix& table, const Buffer& tokenIds,
                const Buffer& output, std::uint32_t outputStride, std::uint32_t tokens,
-               const std::string& label = "embed");
+               const std::string& label = "embed", std::uint32_t firstRow = 0,
+               std::uint32_t vocab = 0);
     void argmax(CommandRecorder& recorder, const Buffer& logits, std::uint32_t cols,
                 std::uint32_t stride, std::uint32_t rows, const Buffer& result,
                 const std::string& label = "argmax");

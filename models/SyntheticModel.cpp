@@ -260,6 +260,10 @@ struct SyntheticTensor {
     bool matrix() const { return rowsCols.size() == 2; }
 };
 
+std::uint32_t tokenizerTokens(const SyntheticModelSpec& spec) {
+    return spec.tokenizerTokens ? spec.tokenizerTokens : spec.vocabSize;
+}
+
 void checkSpec(const SyntheticModelSpec& spec) {
     if (spec.architecture != "llama" && spec.architecture != "qwen2")
         throw ModelError("synthetic model", "architecture", std::nullopt,
@@ -270,6 +274,10 @@ void checkSpec(const SyntheticModelSpec& spec) {
             throw ModelError("synthetic model", "outlierDims", std::nullopt,
                              "dimension " + std::to_string(dim) + " is beyond the hidden size " +
                                  std::to_string(spec.hiddenSize));
+    if (spec.tokenizerTokens > spec.vocabSize)
+        throw ModelError("synthetic model", "tokenizerTokens", std::nullopt,
+                         std::to_string(spec.tokenizerTokens) + " tokens exceed the " +
+                             std::to_string(spec.vocabSize) + " embedding rows");
     if (!std::isfinite(spec.outlierScale) || spec.outlierScale <= 0.0f)
         throw ModelError("synthetic model", "outlierScale", std::nullopt,
                          "must be finite and positive");
@@ -405,6 +413,27 @@ void writeText(const std::filesystem::path& path, const std::string& text) {
 
 } // namespace
 
+SyntheticModelSpec qwen25HalfBillionShape(TensorType type) {
+    SyntheticModelSpec spec;
+    spec.architecture = "qwen2";
+    spec.layers = 24;
+    spec.hiddenSize = 896;
+    spec.heads = 14;
+    spec.kvHeads = 2;
+    spec.headDim = 64;
+    spec.ffnSize = 4864;
+    spec.vocabSize = 151936;
+    spec.tokenizerTokens = 4096;
+    spec.contextLength = 32768;
+    spec.ropeTheta = 1000000.0f;
+    spec.rmsNormEps = 1e-6f;
+    spec.tiedEmbeddings = true;
+    spec.qkvBias = true;
+    spec.outlierDims = {17, 443};
+    spec.weightType = type;
+    return spec;
+}
+
 ModelConfig syntheticConfig(const SyntheticModelSpec& spec) {
     ModelConfig config;
     config.architecture = spec.architecture;
@@ -430,7 +459,11 @@ ModelConfig syntheticConfig(const SyntheticModelSpec& spec) {
 void writeSyntheticGguf(const SyntheticModelSpec& spec, const std::filesystem::path& file) {
     checkSpec(spec);
     const ModelConfig config = syntheticConfig(spec);
-    const SyntheticVocabulary vocabulary = buildVocabulary(spec.vocabSize);
+    SyntheticVocabulary vocabulary = buildVocabulary(tokenizerTokens(spec));
+    for (std::size_t id = vocabulary.tokens.size(); id < spec.vocabSize; ++id) {
+        vocabulary.tokens.push_back("[PAD" + std::to_string(id) + "]");
+        vocabulary.types.push_back(TokenType::Unused);
+    }
     const std::string arch = spec.architecture + ".";
 
     GgufWriter writer;
@@ -538,7 +571,7 @@ void writeSyntheticSafetensors(const SyntheticModelSpec& spec,
     };
     writeText(folder / "config.json", configJson.dump(2) + "\n");
 
-    const SyntheticVocabulary vocabulary = buildVocabulary(spec.vocabSize);
+    const SyntheticVocabulary vocabulary = buildVocabulary(tokenizerTokens(spec));
     Json vocab = Json::object();
     for (std::size_t id = 0; id < vocabulary.tokens.size(); ++id) vocab[vocabulary.tokens[id]] = id;
     Json added = Json::array();

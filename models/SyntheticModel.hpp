@@ -20,6 +20,10 @@ struct SyntheticModelSpec {
     std::uint32_t headDim = 16;
     std::uint32_t ffnSize = 96;
     std::uint32_t vocabSize = 300; // >= 256 + special tokens; the rest are BPE merges
+    // Tokens the tokenizer has (0: vocabSize). Fewer pads the embedding rows past them, as
+    // Qwen2.5 holds 151,665 tokens in 151,936 rows: GGUF lists the rest as unused "[PAD<id>]"
+    // tokens (as conversion does), tokenizer.json leaves them out (the loader pads).
+    std::uint32_t tokenizerTokens = 0;
     std::uint32_t contextLength = 512;
     float ropeTheta = 10000.0f;
     float rmsNormEps = 1e-5f;
@@ -34,6 +38,10 @@ struct SyntheticModelSpec {
 };
 
 ModelConfig syntheticConfig(const SyntheticModelSpec& spec);
+// The chapter's model in shape (Qwen2.5-0.5B: 24 layers, hidden 896, 14 query and 2 KV
+// heads of 64, FFN 4,864, 151,936 embedding rows, tied, Q/K/V biases, RoPE base 1e6) with
+// random weights of `type` and a 4,096-token BPE tokenizer padded to the full vocabulary.
+SyntheticModelSpec qwen25HalfBillionShape(TensorType type);
 void writeSyntheticGguf(const SyntheticModelSpec& spec, const std::filesystem::path& file);
 // Writes config.json, tokenizer.json and model.safetensors into folder (created).
 // Q/K rows are stored in HF order, so RoPE is split-half, as for real HF checkpoints.

@@ -5,7 +5,9 @@ layout(push_constant) uniform Params {
     uint rowStride; // table row stride (multiple of 4)
     uint outStride; // h row stride (multiple of 4)
     uint tokens;
-    uint vocab;
+    uint vocab;     // the whole table's rows
+    uint firstRow;  // this dispatch's row chunk: ids [firstRow, firstRow + chunkRows)
+    uint chunkRows;
 } p;
 
 layout(std430, binding = 1) readonly buffer TokenIds { uint tokenIds[]; };
@@ -14,8 +16,10 @@ layout(std430, binding = 2) writeonly buffer Hidden { vec4 hidden4[]; };
 void main() {
     const uint token = gl_WorkGroupID.x;
     const uint id = min(tokenIds[token], p.vocab - 1);
+    if (id < p.firstRow || id - p.firstRow >= p.chunkRows) return;
+    const uint row = id - p.firstRow;
     const uint vecs = p.rowStride >> 2;
     for (uint i = gl_LocalInvocationID.x; i < vecs; i += WG) {
-        hidden4[token * (p.outStride >> 2) + i] = dequantize4(id * p.rowStride + i * 4);
+        hidden4[token * (p.outStride >> 2) + i] = dequantize4(row * p.rowStride + i * 4);
     }
 }

@@ -1,5 +1,6 @@
 // Fused FFN input: RMSNorm (prologue) -> gate and up rows (one matrix: gate rows, then up
 // rows) -> SwiGLU: out[t][i] = silu(gate_i) * up_i. Each lane computes both rows of i.
+// A row chunk holds gate and up rows of outputs [p.firstRow, p.firstRow + p.rows / 2).
 layout(std430, binding = 2) writeonly buffer Activations { float activations[]; };
 
 uint ffnSize() { return p.rows / 2; }
@@ -20,7 +21,7 @@ void main() {
             if (token >= p.tokens) continue;
             const float gate = dots[s][c] * normScale[c];
             const float up = dots[s + 1][c] * normScale[c];
-            activations[token * p.outStride + i] = gate / (1.0 + exp(-gate)) * up;
+            activations[token * p.outStride + p.firstRow + i] = gate / (1.0 + exp(-gate)) * up;
         }
     }
 }

@@ -25,11 +25,13 @@ void main() {
             const uint token = gl_WorkGroupID.y * TOKENS + c;
             if (token >= p.tokens) continue;
             float value = dots[s][c] * normScale[c];
-            if (BIAS) value += bias[row];
-            const uint index = token * p.outStride + row;
+            const uint column = p.firstRow + row;
+            if (BIAS) value += bias[column];
+            const uint index = token * p.outStride + column;
             if (RESIDUAL) {
                 value += outValues[index];
-                if (PROBE) atomicMax(probeMaxBits[p.probeBase + row], floatBitsToUint(abs(value)));
+                if (PROBE)
+                    atomicMax(probeMaxBits[p.probeBase + column], floatBitsToUint(abs(value)));
             }
             outValues[index] = value;
         }

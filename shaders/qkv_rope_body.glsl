@@ -15,13 +15,16 @@ layout(std430, binding = 6) readonly buffer BlockTables { uint blockTables[]; };
 layout(std430, binding = 7) writeonly buffer KvCache { float16_t kvCache[]; };
 layout(std430, binding = 8) readonly buffer RopeFrequencies { float ropeInvFrequency[]; };
 
+// A row chunk of whole heads starts at row p.firstRow: pairs are numbered in the whole
+// matrix, weight rows in the chunk.
+uint firstPair() { return p.firstRow / 2; }
 uvec2 rowsOfPair(uint pair) {
     const uint half_ = p.headDim / 2;
     return ropePairRows(pair / half_, pair % half_, p.headDim, SPLIT_HALF);
 }
 uint weightRow(uint slot) {
-    const uint pair = min(slot / 2, p.rows / 2 - 1);
-    const uvec2 rows = rowsOfPair(pair);
+    const uint pair = min(slot / 2, p.rows / 2 - 1) + firstPair();
+    const uvec2 rows = rowsOfPair(pair) - uvec2(p.firstRow);
     return (slot & 1) == 0 ? rows.x : rows.y;
 }
 uint inputRow(uint token) { return token; }
@@ -31,8 +34,9 @@ void main() {
     if (!laneWrites()) return;
     const uint half_ = p.headDim / 2;
     for (uint s = 0; s < SLOTS; s += 2) {
-        const uint pair = slotOf(s) / 2;
-        if (pair >= p.rows / 2) continue;
+        const uint localPair = slotOf(s) / 2;
+        if (localPair >= p.rows / 2) continue;
+        const uint pair = localPair + firstPair();
         const uvec2 rows = rowsOfPair(pair);
         const uint head = pair / half_;
         const uint j = pair % half_;

@@ -25,6 +25,7 @@ int runSoftLabels(const CommandArgs& args, std::ostream& out);
 int runSpeculative(const CommandArgs& args, std::ostream& out);
 int runBatch(const CommandArgs& args, std::ostream& out);
 int runSchedule(const CommandArgs& args, std::ostream& out);
+int runSynthesize(const CommandArgs& args, std::ostream& out);
 
 // Dispatches argv[1] to a command; prints usage for "help" or no arguments.
 int runCli(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err);

@@ -76,6 +76,10 @@ const std::vector<Command>& commands() {
          "  schedule MODEL [--slots N] [--requests N] [--seed S] [--mix FILE]\n"
          "           [--median M --longest L --total T] [--simulate N [--simulate-slots S]]\n"
          "                                   static vs continuous batching, run and simulated\n"},
+        {"synthesize", runSynthesize,
+         "  synthesize qwen2.5-0.5b OUT.gguf [--type f16|q8_0|q4_1] [--layers N] [--seed S]\n"
+         "                                   a GGUF of that model's shape, random weights and\n"
+         "                                   a BPE tokenizer padded to its vocabulary\n"},
         {"report", runReport,
          "  report weights MODEL [--scheme S,...] [--matrix NAME]\n"
          "                                   quantization error of every projection matrix per "

@@ -516,6 +516,81 @@ private slots:
         checkEngineValidation(engine);
     }
 
+    void forwardPassInRowChunks() {
+        // Every matrix forced into row chunks (as a 151,936-token vocabulary is on a device
+        // whose binding spans 128 MiB): the same logits as the reference in every format, on
+        // the odd shape (padding, groups across rows) and on a Q4_1 file read as stored.
+        struct Case {
+            WeightFormat format;
+            bool ggml;
+        };
+        const Case cases[] = {{WeightFormat::F32, false},        {WeightFormat::F16, false},
+                              {WeightFormat::Int8Tensor, false}, {WeightFormat::Int4Row, false},
+                              {WeightFormat::Int4G128, false},   {WeightFormat::Nf4, false},
+                              {WeightFormat::Q4_0, true},        {WeightFormat::Q8_0, true},
+                              {WeightFormat::AsStored, true}};
+        models::SyntheticModelSpec odd;
+        odd.layers = 2;
+        odd.hiddenSize = 80;
+        odd.heads = 5;
+        odd.kvHeads = 1;
+        odd.headDim = 16;
+        odd.ffnSize = 144;
+        odd.vocabSize = 300;
+        odd.tiedEmbeddings = false;
+        odd.outlierDims = {3, 41};
+        odd.seed = 23;
+        auto blocks = odd;
+        blocks.hiddenSize = 64;
+        blocks.heads = 4;
+        blocks.kvHeads = 2;
+        blocks.ffnSize = 96;
+        blocks.weightType = models::TensorType::Q4_1;
+        const auto folder = std::filesystem::path(dir_.path().toStdString());
+        models::writeSyntheticGguf(odd, folder / "chunks-odd.gguf");
+        models::writeSyntheticGguf(blocks, folder / "chunks-q4_1.gguf");
+        const auto oddModel = models::loadModel(folder / "chunks-odd.gguf");
+        const auto blockModel = models::loadModel(folder / "chunks-q4_1.gguf");
+        std::uint32_t seed = 1;
+        for (const auto& test : cases) {
+            const auto& model = test.ggml ? blockModel : oddModel;
+            const auto weights = models::dequantizeAll(model.weights);
+            const std::string name(weightFormatName(test.format));
+            EngineOptions options;
+            options.weightFormat = test.format;
+            // Half the smallest matrix of the unsplit engine: every matrix splits.
+            std::uint64_t smallest = ~0ull;
+            {
+                Engine whole(model, options);
+                for (const auto& info : whole.weightMatrices()) {
+                    QCOMPARE(info.chunks, 1u);
+                    smallest = std::min(smallest, info.bytes);
+                }
+            }
+            options.maxMatrixChunkBytes = smallest / 2;
+            Engine engine(model, options);
+            for (const auto& info : engine.weightMatrices())
+                QVERIFY2(info.chunks > 1,
+                         qPrintable(QString::fromStdString(name + " " + info.name)));
+            const auto gpuFormat =
+                test.format == WeightFormat::AsStored ? WeightFormat::F32 : test.format;
+            // f32 keeps an f32 table; every other format reads an f16 one.
+            models::ReferenceTransformer reference(
+                model.config,
+                test.format == WeightFormat::F32
+                    ? weights
+                    : quantizedReference(weights, model.config, gpuFormat),
+                2);
+            compareForward(engine, reference, prompt(19, 300, seed++), 6, name + " in chunks");
+            if (QTest::currentTestFailed()) return;
+            // A decode step pays one dispatch per chunk.
+            const auto step = engine.step({{2, {5}}});
+            QCOMPARE(step.probes.dispatches, engine.dispatchesPerDecodeToken());
+            QVERIFY(engine.dispatchesPerDecodeToken() > 1 + 5 * model.config.layers + 2);
+            checkEngineValidation(engine);
+        }
+    }
+
     void weightBytesFollowTheFormat() {
         models::SyntheticModelSpec spec;
         spec.tiedEmbeddings = true;

@@ -1,0 +1,51 @@
+#include "app/cli/Arguments.hpp"
+#include "app/cli/Commands.hpp"
+#include "app/cli/Output.hpp"
+#include "models/SyntheticModel.hpp"
+
+#include <filesystem>
+
+namespace inferscope::cli {
+
+namespace {
+
+models::TensorType synthesizedType(const std::string& name) {
+    for (auto type : {models::TensorType::F32, models::TensorType::F16, models::TensorType::Q8_0,
+                      models::TensorType::Q4_0, models::TensorType::Q4_1})
+        if (models::tensorTypeName(type) == name) return type;
+    throw UsageError("synthesize: --type must be f32, f16, q8_0, q4_0 or q4_1, not '" + name +
+                     "'");
+}
+
+} // namespace
+
+// A model of a real model's shape with random weights and a working tokenizer: what the
+// engine costs at that size (bytes, binding limits, tokens/s) without any download.
+int runSynthesize(const CommandArgs& args, std::ostream& out) {
+    Arguments a(args, {{"--type", "--layers", "--seed"}, {"--json"}, {}});
+    const std::string usage =
+        "usage: synthesize qwen2.5-0.5b OUT.gguf [--type f16|q8_0|q4_1|q4_0|f32] [--layers N] "
+        "[--seed S]";
+    if (a.positionals().size() != 2) throw UsageError(usage);
+    if (a.positionals()[0] != "qwen2.5-0.5b")
+        throw UsageError("synthesize: unknown shape '" + a.positionals()[0] +
+                         "' (known: qwen2.5-0.5b)\n" + usage);
+    auto spec = models::qwen25HalfBillionShape(synthesizedType(a.valueOr("--type", "f16")));
+    spec.layers = std::uint32_t(a.integer("--layers", spec.layers, 1, 256));
+    spec.seed = std::uint64_t(a.integer("--seed", 1, 0, 1ll << 40));
+    const std::filesystem::path file = a.positionals()[1];
+    models::writeSyntheticGguf(spec, file);
+
+    compute::Table t;
+    t.id = "synthesize";
+    t.title = "Synthetic model written (random weights: its costs are real, its text is not)";
+    t.addColumn("file").addColumn("shape").addColumn("type").addColumn("layers").addColumn(
+        "bytes", "bytes");
+    t.addRow({file.string(), a.positionals()[0],
+              std::string(models::tensorTypeName(spec.weightType)), std::int64_t(spec.layers),
+              std::int64_t(std::filesystem::file_size(file))});
+    printTables(out, {t}, a.flag("--json"));
+    return 0;
+}
+
+} // namespace inferscope::cli
