@@ -13,8 +13,7 @@ models::TensorType synthesizedType(const std::string& name) {
     for (auto type : {models::TensorType::F32, models::TensorType::F16, models::TensorType::Q8_0,
                       models::TensorType::Q4_0, models::TensorType::Q4_1})
         if (models::tensorTypeName(type) == name) return type;
-    throw UsageError("synthesize: --type must be f32, f16, q8_0, q4_0 or q4_1, not '" + name +
-                     "'");
+    throw UsageError("synthesize: --type must be f32, f16, q8_0, q4_0 or q4_1, not '" + name + "'");
 }
 
 } // namespace
@@ -39,8 +38,8 @@ int runSynthesize(const CommandArgs& args, std::ostream& out) {
     compute::Table t;
     t.id = "synthesize";
     t.title = "Synthetic model written (random weights: its costs are real, its text is not)";
-    t.addColumn("file").addColumn("shape").addColumn("type").addColumn("layers").addColumn(
-        "bytes", "bytes");
+    t.addColumn("file").addColumn("shape").addColumn("type").addColumn("layers").addColumn("bytes",
+                                                                                           "bytes");
     t.addRow({file.string(), a.positionals()[0],
               std::string(models::tensorTypeName(spec.weightType)), std::int64_t(spec.layers),
               std::int64_t(std::filesystem::file_size(file))});

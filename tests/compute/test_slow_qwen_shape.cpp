@@ -28,8 +28,7 @@ private slots:
     void initTestCase() {
         QVERIFY(dir_.isValid());
         const auto path = std::filesystem::path(dir_.path().toStdString()) / "qwen-shape.gguf";
-        models::writeSyntheticGguf(models::qwen25HalfBillionShape(models::TensorType::Q8_0),
-                                   path);
+        models::writeSyntheticGguf(models::qwen25HalfBillionShape(models::TensorType::Q8_0), path);
         model_ = std::make_unique<models::LoadedModel>(models::loadModel(path));
         QCOMPARE(model_->config.vocabSize, 151936u);
         QCOMPARE(model_->tokenizer.tokens.size(), std::size_t(151936));
@@ -65,8 +64,7 @@ private slots:
         auto cache = reference.newCache();
         const auto cpuPrompt = reference.forward(prompt, cache, true);
         auto step = engine.step({{1, prompt}}, true);
-        QVERIFY(tests::compareLogits(step.sequences[0].logits, cpuPrompt, vocab, "prefill") <=
-                1.0);
+        QVERIFY(tests::compareLogits(step.sequences[0].logits, cpuPrompt, vocab, "prefill") <= 1.0);
         std::int32_t next = step.sequences[0].argmax.back();
         for (int i = 0; i < 4; ++i) {
             const std::vector<std::int32_t> one = {next};
