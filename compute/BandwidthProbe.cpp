@@ -13,8 +13,7 @@ namespace inferscope::compute {
 BandwidthMeasurement measureReadBandwidth(const VulkanContext& context, std::uint64_t bytes,
                                           int repeats) {
     const DeviceInfo& info = context.info();
-    bytes = std::min<std::uint64_t>(
-        {bytes, info.maxStorageBufferRange, info.maxMemoryAllocationSize, 0xFFFFFFFFull * 16});
+    bytes = std::min<std::uint64_t>({bytes, info.maxBindingBytes(), 0xFFFFFFFFull * 16});
     bytes = bytes / 16 * 16;
     const bool cpuDevice = info.type == "cpu";
     // A CPU device runs a few lanes per core; a GPU needs many thousands in flight.

@@ -150,14 +150,10 @@ void Engine::build(const WeightSource& weights, const WeightCheck& has) {
     }
 
     // The logits of a step's rows share one buffer: as many rows as one binding holds.
-    {
-        const auto& info = context_->info();
-        std::uint64_t binding = info.maxStorageBufferRange;
-        if (info.maxMemoryAllocationSize) binding = std::min(binding, info.maxMemoryAllocationSize);
-        const std::uint64_t rowsThatFit = binding / (std::uint64_t(c.vocabSize) * 4);
-        options_.maxLogitRowsPerStep = std::uint32_t(std::clamp<std::uint64_t>(
-            options_.maxLogitRowsPerStep, 1, std::max<std::uint64_t>(rowsThatFit, 1)));
-    }
+    const std::uint64_t logitRowsThatFit =
+        context_->info().maxBindingBytes() / (std::uint64_t(c.vocabSize) * 4);
+    options_.maxLogitRowsPerStep = std::uint32_t(std::clamp<std::uint64_t>(
+        options_.maxLogitRowsPerStep, 1, std::max<std::uint64_t>(logitRowsThatFit, 1)));
     const auto activationsBefore = context_->allocatedBytes();
     const std::uint32_t maxTokens = std::max<std::uint32_t>(1, options_.maxTokensPerStep);
     const std::uint32_t maxLogits = std::max<std::uint32_t>(1, options_.maxLogitRowsPerStep);
@@ -206,11 +202,8 @@ WeightFormat Engine::resolvedFormat(const std::vector<std::string>& names,
 }
 
 std::uint64_t Engine::matrixChunkLimit() const {
-    const auto& info = context_->info();
-    std::uint64_t limit = info.maxStorageBufferRange;
-    if (info.maxMemoryAllocationSize) limit = std::min(limit, info.maxMemoryAllocationSize);
-    if (options_.maxMatrixChunkBytes) limit = std::min(limit, options_.maxMatrixChunkBytes);
-    return limit;
+    const std::uint64_t limit = context_->info().maxBindingBytes();
+    return options_.maxMatrixChunkBytes ? std::min(limit, options_.maxMatrixChunkBytes) : limit;
 }
 
 RowChunkedMatrix Engine::uploadFused(const std::vector<std::string>& names, std::uint32_t cols,
@@ -287,14 +280,15 @@ RowChunkedMatrix Engine::uploadFused(const std::vector<std::string>& names, std:
                                       std::uint64_t(range.count) * cols);
             };
             std::vector<float> pair;
-            std::span<const float> chunk = rowsOf(range.first);
-            if (gateUpPairs && ranges.size() > 1) {
-                const auto up = rowsOf(outputRows + range.first);
-                pair.assign(chunk.begin(), chunk.end());
-                pair.insert(pair.end(), up.begin(), up.end());
-                chunk = pair;
-            } else if (gateUpPairs) {
-                chunk = values;
+            std::span<const float> chunk = values; // one chunk: the whole matrix
+            if (ranges.size() > 1) {
+                chunk = rowsOf(range.first);
+                if (gateUpPairs) {
+                    const auto up = rowsOf(outputRows + range.first);
+                    pair.assign(chunk.begin(), chunk.end());
+                    pair.insert(pair.end(), up.begin(), up.end());
+                    chunk = pair;
+                }
             }
             matrix.chunks.push_back(uploadMatrix(*context_, chunk, range.count * rowsPerOutput,
                                                  cols, chosen,

@@ -46,6 +46,13 @@ struct DeviceInfo {
     std::uint32_t maxWorkgroupInvocations = 0;
     std::uint64_t maxStorageBufferRange = 0;
     std::uint64_t maxMemoryAllocationSize = 0;
+    // The most bytes one buffer binding may span: maxStorageBufferRange, capped by
+    // maxMemoryAllocationSize where the device reports it (0: not reported).
+    std::uint64_t maxBindingBytes() const {
+        return maxMemoryAllocationSize && maxMemoryAllocationSize < maxStorageBufferRange
+                   ? maxMemoryAllocationSize
+                   : maxStorageBufferRange;
+    }
     float timestampPeriodNs = 0.0f;
     bool timestamps = false;
     bool storage16Bit = false; // required

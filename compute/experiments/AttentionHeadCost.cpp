@@ -62,17 +62,15 @@ measureAttentionHead(const VulkanContext& context, const AttentionHeadOptions& o
     if (d == 0 || d > 64)
         throw std::invalid_argument("attention head: head dimension must be 1 to 64");
     if (options.lengths.empty()) throw std::invalid_argument("attention head: no lengths");
-    const auto& info = context.info();
-    const std::uint64_t bindingLimit =
-        std::min<std::uint64_t>(info.maxStorageBufferRange, info.maxMemoryAllocationSize);
+    const std::uint64_t bindingLimit = context.info().maxBindingBytes();
     for (auto n : options.lengths) {
         if (n < 2) throw std::invalid_argument("attention head: a length must be at least 2");
         if (std::uint64_t(n) * n * 4 > bindingLimit)
-            throw std::invalid_argument("attention head: the " + std::to_string(n) + " x " +
-                                        std::to_string(n) + " score matrix needs " +
-                                        humanBytes(double(n) * n * 4) +
-                                        ", more than one storage binding may span on " + info.name +
-                                        " (" + humanBytes(double(bindingLimit)) + ")");
+            throw std::invalid_argument(
+                "attention head: the " + std::to_string(n) + " x " + std::to_string(n) +
+                " score matrix needs " + humanBytes(double(n) * n * 4) +
+                ", more than one storage binding may span on " + context.info().name + " (" +
+                humanBytes(double(bindingLimit)) + ")");
     }
 
     std::mt19937 rng(options.seed);

@@ -253,6 +253,23 @@ class GpuWeightFormatsTest : public QObject {
         engine.release(1);
     }
 
+    // Hidden 80 and FFN 144 pad to 128 / 192 columns; groups of 64 and 128 cross rows, and
+    // each fused part (Q, K, V / gate, up) is a whole number of groups. Untied head.
+    static models::SyntheticModelSpec oddShapeSpec(std::uint64_t seed) {
+        models::SyntheticModelSpec spec;
+        spec.layers = 2;
+        spec.hiddenSize = 80;
+        spec.heads = 5;
+        spec.kvHeads = 1;
+        spec.headDim = 16;
+        spec.ffnSize = 144;
+        spec.vocabSize = 300;
+        spec.tiedEmbeddings = false;
+        spec.outlierDims = {3, 41};
+        spec.seed = seed;
+        return spec;
+    }
+
     static std::vector<std::int32_t> prompt(std::uint32_t count, std::uint32_t vocab,
                                             std::uint32_t seed) {
         std::vector<std::int32_t> tokens;
@@ -440,19 +457,7 @@ private slots:
     }
 
     void forwardPassPerFormatWithRuntimeSwitch() {
-        // Odd sizes: hidden 80 and ffn 144 pad to 128 / 192 columns, groups of 64 and 128
-        // cross rows; each fused part (Q, K, V / gate, up) is a whole number of groups.
-        models::SyntheticModelSpec spec;
-        spec.layers = 2;
-        spec.hiddenSize = 80;
-        spec.heads = 5;
-        spec.kvHeads = 1;
-        spec.headDim = 16;
-        spec.ffnSize = 144;
-        spec.vocabSize = 300;
-        spec.tiedEmbeddings = false;
-        spec.outlierDims = {3, 41};
-        spec.seed = 21;
+        const auto spec = oddShapeSpec(21);
         const auto path = std::filesystem::path(dir_.path().toStdString()) / "odd.gguf";
         models::writeSyntheticGguf(spec, path);
         const auto model = models::loadModel(path);
@@ -529,17 +534,7 @@ private slots:
                               {WeightFormat::Int4G128, false},   {WeightFormat::Nf4, false},
                               {WeightFormat::Q4_0, true},        {WeightFormat::Q8_0, true},
                               {WeightFormat::AsStored, true}};
-        models::SyntheticModelSpec odd;
-        odd.layers = 2;
-        odd.hiddenSize = 80;
-        odd.heads = 5;
-        odd.kvHeads = 1;
-        odd.headDim = 16;
-        odd.ffnSize = 144;
-        odd.vocabSize = 300;
-        odd.tiedEmbeddings = false;
-        odd.outlierDims = {3, 41};
-        odd.seed = 23;
+        const auto odd = oddShapeSpec(23);
         auto blocks = odd;
         blocks.hiddenSize = 64;
         blocks.heads = 4;

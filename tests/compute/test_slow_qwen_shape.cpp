@@ -43,9 +43,7 @@ private slots:
         options.weightFormat = WeightFormat::AsStored;
         options.kvCapacityTokens = 256;
         Engine engine(*model_, options);
-        const auto& info = engine.context().info();
-        std::uint64_t binding = info.maxStorageBufferRange;
-        if (info.maxMemoryAllocationSize) binding = std::min(binding, info.maxMemoryAllocationSize);
+        const std::uint64_t binding = engine.context().info().maxBindingBytes();
         bool split = false;
         for (const auto& matrix : engine.weightMatrices()) {
             QVERIFY(matrix.bytes <= binding * matrix.chunks);
