@@ -145,6 +145,21 @@ private slots:
 
     // info builds the tokenizer, so it refuses what generate refuses; the error names the
     // file and the field.
+    void synthesizeWritesTheChaptersShape() {
+        // One layer keeps it to seconds; the type is given in lower case, as the usage shows.
+        const std::string file = dir_.filePath("qwen-shape.gguf").toStdString();
+        const auto written =
+            runCli({"synthesize", "qwen2.5-0.5b", file, "--type", "q4_0", "--layers", "1"});
+        QCOMPARE(written.status, 0);
+        QVERIFY(written.out.find("Q4_0") != std::string::npos);
+        const auto info = runCli({"info", file, "--json"});
+        QCOMPARE(info.status, 0);
+        QVERIFY(info.out.find("151936") != std::string::npos);
+        const auto bad = runCli({"synthesize", "qwen2.5-0.5b", file, "--type", "q5"});
+        QVERIFY(bad.status != 0);
+        QVERIFY(bad.err.find("--type must be") != std::string::npos);
+    }
+
     void infoRefusesBrokenTokenizers() {
         QCOMPARE(runCli({"info", model_}).status, 0);
         const std::string folder = dir_.path().toStdString();
