@@ -11,15 +11,15 @@ namespace inferscope::cli {
 namespace {
 
 models::TensorType synthesizedType(const std::string& name) {
+    // The type names are upper case ("Q4_1"); the option takes either case.
+    auto lowercase = [](std::string text) {
+        for (auto& ch : text) ch = char(std::tolower(static_cast<unsigned char>(ch)));
+        return text;
+    };
+    const std::string given = lowercase(name);
     for (auto type : {models::TensorType::F32, models::TensorType::F16, models::TensorType::Q8_0,
-                      models::TensorType::Q4_0, models::TensorType::Q4_1}) {
-        // The type names are upper case ("Q4_1"); the option takes either case.
-        std::string known(models::tensorTypeName(type));
-        for (auto& ch : known) ch = char(std::tolower(static_cast<unsigned char>(ch)));
-        std::string given = name;
-        for (auto& ch : given) ch = char(std::tolower(static_cast<unsigned char>(ch)));
-        if (known == given) return type;
-    }
+                      models::TensorType::Q4_0, models::TensorType::Q4_1})
+        if (lowercase(std::string(models::tensorTypeName(type))) == given) return type;
     throw UsageError("synthesize: --type must be f32, f16, q8_0, q4_0 or q4_1, not '" + name + "'");
 }
 

@@ -143,8 +143,6 @@ private slots:
         QVERIFY(contains(help.out, "Commands:") && help.err.empty());
     }
 
-    // info builds the tokenizer, so it refuses what generate refuses; the error names the
-    // file and the field.
     void synthesizeWritesTheChaptersShape() {
         // One layer keeps it to seconds; the type is given in lower case, as the usage shows.
         const std::string file = dir_.filePath("qwen-shape.gguf").toStdString();
@@ -160,6 +158,8 @@ private slots:
         QVERIFY(bad.err.find("--type must be") != std::string::npos);
     }
 
+    // info builds the tokenizer, so it refuses what generate refuses; the error names the
+    // file and the field.
     void infoRefusesBrokenTokenizers() {
         QCOMPARE(runCli({"info", model_}).status, 0);
         const std::string folder = dir_.path().toStdString();
