@@ -1,8 +1,8 @@
 #pragma once
 // One model, ready to run: configuration, host weights (mapped), tokenizer data.
 #include "models/ModelConfig.hpp"
-#include "models/TokenizerData.hpp"
 #include "models/WeightStore.hpp"
+#include "models/tokenizer/TokenizerData.hpp"
 
 #include <filesystem>
 #include <map>

@@ -7,7 +7,7 @@
 //   blk.N.ffn_gate.weight, blk.N.ffn_up.weight, blk.N.ffn_down.weight, rope_freqs.weight.
 // Shapes are in GGUF order: shape[0] is the contiguous dimension (a matrix with `rows`
 // outputs and `cols` inputs has shape {cols, rows}), so every matrix is row-major [rows][cols].
-#include "models/TensorType.hpp"
+#include "models/formats/TensorType.hpp"
 
 #include <cstdint>
 #include <map>

@@ -1,4 +1,4 @@
-// Shared by the quantized weight formats (layouts: compute/GpuWeightPacking.hpp): the codes
+// Shared by the quantized weight formats (layouts: compute/formats/GpuWeightPacking.hpp): the codes
 // of every row first, at the padded element index e = row * wStride + col, then the scales
 // from word p.formatWords (matvec_params.glsl must be included before this file). Weights are
 // read as 32-bit words: on lavapipe every per-lane load is a gather, and narrower gathers

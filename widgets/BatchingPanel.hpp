@@ -4,7 +4,7 @@
 // weights once and every sequence's KV at the measured bandwidth), with the knee marked. The
 // sweep runs on the worker thread (LabJobs::batchingSweep); the panel asks for it and shows
 // the tables it returns (experiments/BatchingSweep).
-#include "compute/LabSession.hpp"
+#include "compute/session/LabSession.hpp"
 #include "widgets/ChartPanel.hpp"
 #include "widgets/JobControls.hpp"
 

@@ -10,8 +10,8 @@
 // emitted (a load past its commit point can no longer be dropped: the session already holds
 // its model). Jobs run one after another in the order they were started, so a result never
 // depends on how fast another job ran.
-#include "compute/LabSession.hpp"
-#include "compute/RunRecords.hpp"
+#include "compute/session/LabSession.hpp"
+#include "compute/session/RunRecords.hpp"
 
 #include <QMetaType>
 #include <QObject>

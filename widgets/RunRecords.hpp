@@ -1,7 +1,7 @@
 #pragma once
-// The result records live in compute/RunRecords.hpp (a LabSession makes them, below Qt); the
-// panels name them here in their own namespace.
-#include "compute/RunRecords.hpp"
+// The result records live in compute/session/RunRecords.hpp (a LabSession makes them, below Qt);
+// the panels name them here in their own namespace.
+#include "compute/session/RunRecords.hpp"
 
 namespace inferscope::widgets {
 

@@ -4,7 +4,7 @@
 // alternating colours, padding (a finished request still holding its slot) apart; static on
 // the lower slots, continuous above. The table holds each policy's measured figures beside
 // the simulator's prediction (experiments/Scheduler).
-#include "compute/LabSession.hpp"
+#include "compute/session/LabSession.hpp"
 #include "widgets/ChartPanel.hpp"
 #include "widgets/JobControls.hpp"
 

@@ -1,6 +1,6 @@
 #include "widgets/SchemesPanel.hpp"
 
-#include "models/WeightQuantizer.hpp"
+#include "models/quant/WeightQuantizer.hpp"
 #include "widgets/LabJobs.hpp"
 #include "widgets/TableModel.hpp"
 

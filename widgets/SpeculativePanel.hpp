@@ -3,8 +3,8 @@
 // the draft length g (from the measured alpha and draft cost c) beside the speedups the real
 // runs measured and the break-even line; tables of alpha, c and memory per draft scheme and
 // of the real runs (greedy output identical to the target's, or not).
-#include "compute/LabSession.hpp"
 #include "compute/experiments/SpeculativeDecoding.hpp"
+#include "compute/session/LabSession.hpp"
 #include "widgets/ChartPanel.hpp"
 #include "widgets/JobControls.hpp"
 #include "widgets/LabJobs.hpp"

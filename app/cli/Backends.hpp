@@ -2,8 +2,8 @@
 // The backend options every Vulkan-using command shares (--backend, --device, --format,
 // --no-cache), read into the lab session's BackendChoice; the session builds the backend.
 #include "app/cli/Arguments.hpp"
-#include "compute/Backends.hpp"
-#include "compute/Engine.hpp"
+#include "compute/engine/Backends.hpp"
+#include "compute/engine/Engine.hpp"
 
 namespace inferscope::cli {
 

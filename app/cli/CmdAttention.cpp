@@ -1,8 +1,8 @@
 #include "app/cli/Arguments.hpp"
 #include "app/cli/Commands.hpp"
 #include "app/cli/Output.hpp"
-#include "compute/VulkanContext.hpp"
 #include "compute/experiments/AttentionHeadCost.hpp"
+#include "compute/vulkan/VulkanContext.hpp"
 #include "models/LoadedModel.hpp"
 
 #include <iostream>

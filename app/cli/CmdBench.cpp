@@ -2,9 +2,9 @@
 #include "app/cli/Backends.hpp"
 #include "app/cli/Commands.hpp"
 #include "app/cli/Output.hpp"
-#include "compute/BandwidthProbe.hpp"
-#include "compute/Bench.hpp"
-#include "compute/ProbeOverhead.hpp"
+#include "compute/engine/ProbeOverhead.hpp"
+#include "compute/experiments/Bench.hpp"
+#include "compute/vulkan/BandwidthProbe.hpp"
 
 #include <algorithm>
 #include <iostream>

@@ -1,8 +1,8 @@
 #include "app/cli/Arguments.hpp"
 #include "app/cli/Commands.hpp"
 #include "app/cli/Output.hpp"
-#include "compute/VulkanContext.hpp"
 #include "compute/experiments/MemoryBudget.hpp"
+#include "compute/vulkan/VulkanContext.hpp"
 
 #include <algorithm>
 

@@ -1,7 +1,7 @@
 #include "app/cli/Arguments.hpp"
 #include "app/cli/Commands.hpp"
 #include "app/cli/Output.hpp"
-#include "compute/VulkanContext.hpp"
+#include "compute/vulkan/VulkanContext.hpp"
 
 namespace inferscope::cli {
 

@@ -2,7 +2,7 @@
 #include "app/cli/Backends.hpp"
 #include "app/cli/Commands.hpp"
 #include "app/cli/Output.hpp"
-#include "compute/LabSession.hpp"
+#include "compute/session/LabSession.hpp"
 
 #include <algorithm>
 #include <nlohmann/json.hpp>

@@ -2,9 +2,9 @@
 #include "app/cli/Backends.hpp"
 #include "app/cli/Commands.hpp"
 #include "app/cli/Output.hpp"
-#include "compute/Bench.hpp"
-#include "compute/LabSession.hpp"
+#include "compute/experiments/Bench.hpp"
 #include "compute/experiments/CacheSavings.hpp"
+#include "compute/session/LabSession.hpp"
 #include "models/LoadedModel.hpp"
 
 #include <iostream>

@@ -2,10 +2,10 @@
 #include "app/cli/Backends.hpp"
 #include "app/cli/Commands.hpp"
 #include "app/cli/Output.hpp"
-#include "compute/LabSession.hpp"
-#include "models/Perplexity.hpp"
-#include "models/TextFile.hpp"
-#include "models/Tokenizer.hpp"
+#include "compute/session/LabSession.hpp"
+#include "models/formats/TextFile.hpp"
+#include "models/reference/Perplexity.hpp"
+#include "models/tokenizer/Tokenizer.hpp"
 
 #include <chrono>
 #include <iostream>
@@ -23,7 +23,8 @@ int runPerplexity(const CommandArgs& args, std::ostream& out) {
                                      : std::filesystem::path(a.positional(1, "FILE"));
     auto context = static_cast<std::uint32_t>(a.integer("--ctx", 512, 4, 1 << 20));
     auto tokenLimit = static_cast<std::uint64_t>(a.integer("--tokens", 0, 0, 1LL << 40));
-    // Capped: a folder, /dev/zero or a huge file gets one clear error (models/TextFile.hpp).
+    // Capped: a folder, /dev/zero or a huge file gets one clear error
+    // (models/formats/TextFile.hpp).
     std::string text = models::readTextFile(file);
 
     // The lab session builds the backend (no warm-up: nothing here is timed per token).

@@ -2,9 +2,9 @@
 #include "app/cli/Arguments.hpp"
 #include "app/cli/Commands.hpp"
 #include "app/cli/Output.hpp"
-#include "compute/LabSession.hpp"
 #include "compute/experiments/ActivationReport.hpp"
 #include "compute/experiments/WeightReport.hpp"
+#include "compute/session/LabSession.hpp"
 
 #include <iostream>
 #include <ostream>

@@ -2,8 +2,8 @@
 #include "app/cli/Backends.hpp"
 #include "app/cli/Commands.hpp"
 #include "app/cli/Output.hpp"
-#include "compute/LabSession.hpp"
 #include "compute/experiments/SoftLabels.hpp"
+#include "compute/session/LabSession.hpp"
 #include "models/LoadedModel.hpp"
 
 #include <iostream>

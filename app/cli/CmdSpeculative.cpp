@@ -5,8 +5,8 @@
 #include "app/cli/Backends.hpp"
 #include "app/cli/Commands.hpp"
 #include "app/cli/Output.hpp"
-#include "compute/LabSession.hpp"
-#include "compute/WeightFormat.hpp"
+#include "compute/formats/WeightFormat.hpp"
+#include "compute/session/LabSession.hpp"
 #include "models/LoadedModel.hpp"
 
 #include <iostream>

@@ -1,7 +1,7 @@
 #include "app/cli/Arguments.hpp"
 #include "app/cli/Commands.hpp"
 #include "app/cli/Output.hpp"
-#include "models/SyntheticModel.hpp"
+#include "models/synthetic/SyntheticModel.hpp"
 
 #include <cctype>
 #include <filesystem>

@@ -1,8 +1,8 @@
 #include "app/cli/Arguments.hpp"
 #include "app/cli/Commands.hpp"
 #include "app/cli/Output.hpp"
-#include "models/PrintableBytes.hpp"
-#include "models/Tokenizer.hpp"
+#include "models/tokenizer/PrintableBytes.hpp"
+#include "models/tokenizer/Tokenizer.hpp"
 
 #include <nlohmann/json.hpp>
 #include <ostream>

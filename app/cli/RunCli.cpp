@@ -1,7 +1,7 @@
 #include "app/cli/Arguments.hpp"
 #include "app/cli/Commands.hpp"
 #include "models/ModelError.hpp"
-#include "models/TextFile.hpp"
+#include "models/formats/TextFile.hpp"
 
 #include <functional>
 #include <map>

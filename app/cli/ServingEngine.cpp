@@ -1,7 +1,7 @@
 #include "app/cli/ServingEngine.hpp"
 
-#include "compute/VulkanBackend.hpp"
-#include "compute/VulkanContext.hpp"
+#include "compute/engine/VulkanBackend.hpp"
+#include "compute/vulkan/VulkanContext.hpp"
 #include "models/LoadedModel.hpp"
 
 #include <algorithm>

@@ -2,7 +2,7 @@
 // What `batch` and `schedule` share: a lab session whose Vulkan engine holds enough KV cache
 // for the many sequences they run (up to a quarter of the device's largest memory heap).
 #include "app/cli/Backends.hpp"
-#include "compute/LabSession.hpp"
+#include "compute/session/LabSession.hpp"
 
 #include <cstdint>
 #include <memory>

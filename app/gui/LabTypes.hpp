@@ -1,7 +1,7 @@
 #pragma once
 // The window's names for the lab session's choices: the backend choice with its settings key
 // as a QString, and the scheme-report request its panel sends.
-#include "compute/Backends.hpp"
+#include "compute/engine/Backends.hpp"
 
 #include <QString>
 #include <QStringList>

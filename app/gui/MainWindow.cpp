@@ -1,7 +1,7 @@
 #include "app/gui/MainWindow.hpp"
 
-#include "compute/VulkanContext.hpp"
-#include "compute/WeightFormat.hpp"
+#include "compute/formats/WeightFormat.hpp"
+#include "compute/vulkan/VulkanContext.hpp"
 #include "models/LoadedModel.hpp"
 #include "widgets/ActivationOutliersPanel.hpp"
 #include "widgets/AttentionCostPanel.hpp"

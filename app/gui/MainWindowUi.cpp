@@ -1,7 +1,7 @@
 // The window's widgets, menus and settings (its jobs are in MainWindow.cpp).
 #include "app/gui/MainWindow.hpp"
 
-#include "compute/WeightFormat.hpp"
+#include "compute/formats/WeightFormat.hpp"
 #include "models/LoadedModel.hpp"
 #include "widgets/ActivationOutliersPanel.hpp"
 #include "widgets/AttentionCostPanel.hpp"

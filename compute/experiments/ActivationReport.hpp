@@ -4,7 +4,7 @@
 // every prompt position: recorded here from the CPU reference transformer; the GPU engine's
 // activation probe will fill the same ResidualRecording.
 #include "compute/Table.hpp"
-#include "models/ReferenceTransformer.hpp"
+#include "models/reference/ReferenceTransformer.hpp"
 
 #include <cstdint>
 #include <optional>

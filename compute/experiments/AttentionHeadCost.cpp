@@ -1,8 +1,8 @@
 #include "compute/experiments/AttentionHeadCost.hpp"
 
-#include "compute/Buffer.hpp"
-#include "compute/CommandRecorder.hpp"
-#include "compute/Pipeline.hpp"
+#include "compute/vulkan/Buffer.hpp"
+#include "compute/vulkan/CommandRecorder.hpp"
+#include "compute/vulkan/Pipeline.hpp"
 
 #include <algorithm>
 #include <cmath>

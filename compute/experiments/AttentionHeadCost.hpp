@@ -4,7 +4,7 @@
 // read back from device memory, 67 MB of fp32 at n = 4,096) and every output row; cached, it
 // builds one 1 x n row (16 KB) for the new token. Both are checked against a CPU loop.
 #include "compute/Table.hpp"
-#include "compute/VulkanContext.hpp"
+#include "compute/vulkan/VulkanContext.hpp"
 
 #include <cstdint>
 #include <functional>

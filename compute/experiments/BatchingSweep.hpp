@@ -4,8 +4,8 @@
 // request's time per token, both multipliers against the first B, the roofline's weight-bound
 // floor beside the measured step, and the knee where adding sequences stops paying. Each
 // sequence's greedy tokens are checked against the same sequence decoded alone.
-#include "compute/Engine.hpp"
 #include "compute/Table.hpp"
+#include "compute/engine/Engine.hpp"
 
 #include <cstdint>
 #include <functional>

@@ -1,6 +1,6 @@
 #include "compute/experiments/CacheSavings.hpp"
 
-#include "models/OperationCounts.hpp"
+#include "models/reference/OperationCounts.hpp"
 
 #include <cstdio>
 #include <stdexcept>

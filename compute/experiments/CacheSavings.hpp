@@ -3,8 +3,8 @@
 // formula (models/OperationCounts) for T generated tokens after a prompt of P, the engine's
 // own per-step counter beside the formula for a real cached-vs-uncached run, and the peak
 // device memory each run needed beyond the resident weights.
-#include "compute/RunRecords.hpp"
 #include "compute/Table.hpp"
+#include "compute/session/RunRecords.hpp"
 #include "models/ModelConfig.hpp"
 
 #include <cstdint>

@@ -1,8 +1,8 @@
 #include "compute/experiments/MemoryBudget.hpp"
 
-#include "compute/ResourcePaths.hpp"
+#include "compute/session/ResourcePaths.hpp"
 #include "models/ModelError.hpp"
-#include "models/StrictJson.hpp"
+#include "models/formats/StrictJson.hpp"
 
 #include <algorithm>
 #include <cmath>

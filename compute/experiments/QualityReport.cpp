@@ -1,10 +1,10 @@
 #include "compute/experiments/QualityReport.hpp"
 
-#include "compute/Generation.hpp"
+#include "compute/engine/Generation.hpp"
 #include "compute/experiments/WeightReport.hpp"
-#include "models/Perplexity.hpp"
-#include "models/Sampler.hpp"
-#include "models/TextFile.hpp"
+#include "models/formats/TextFile.hpp"
+#include "models/reference/Perplexity.hpp"
+#include "models/reference/Sampler.hpp"
 
 #include <algorithm>
 #include <cctype>

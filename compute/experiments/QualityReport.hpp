@@ -5,11 +5,11 @@
 // perplexity on a fixed text, a 16-question factual battery under greedy decoding (with and
 // without a repetition penalty), and token agreement with the full-precision model given
 // identical context (teacher forcing on the full-precision model's own greedy tokens).
-#include "compute/DecoderBackend.hpp"
 #include "compute/Table.hpp"
-#include "models/ReferenceTransformer.hpp"
-#include "models/WeightQuantizer.hpp"
+#include "compute/engine/DecoderBackend.hpp"
 #include "models/WeightStore.hpp"
+#include "models/quant/WeightQuantizer.hpp"
+#include "models/reference/ReferenceTransformer.hpp"
 
 #include <filesystem>
 #include <functional>

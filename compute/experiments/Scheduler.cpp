@@ -1,6 +1,6 @@
 #include "compute/experiments/Scheduler.hpp"
 
-#include "compute/Bench.hpp"
+#include "compute/experiments/Bench.hpp"
 
 #include <algorithm>
 #include <chrono>

@@ -4,8 +4,8 @@
 // a pure function; the same schedule is then run for real on the engine (times measured) or
 // costed by a simulator from measured per-step costs (times predicted), and both go through
 // one summary, so the two sets of figures are comparable line by line.
-#include "compute/Engine.hpp"
 #include "compute/Table.hpp"
+#include "compute/engine/Engine.hpp"
 #include "compute/experiments/BatchingSweep.hpp"
 #include "compute/experiments/RequestMix.hpp"
 

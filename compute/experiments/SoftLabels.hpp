@@ -6,7 +6,7 @@
 // the reference's (KL divergence), at the same prompt.
 #include "compute/Table.hpp"
 #include "compute/experiments/QualityReport.hpp"
-#include "models/WeightQuantizer.hpp"
+#include "models/quant/WeightQuantizer.hpp"
 
 #include <cstdint>
 #include <functional>

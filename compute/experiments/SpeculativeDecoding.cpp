@@ -1,7 +1,7 @@
 #include "compute/experiments/SpeculativeDecoding.hpp"
 
 #include "compute/experiments/SoftLabels.hpp"
-#include "models/Sampler.hpp"
+#include "models/reference/Sampler.hpp"
 
 #include <algorithm>
 #include <chrono>

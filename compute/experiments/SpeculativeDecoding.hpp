@@ -9,8 +9,8 @@
 // acceptance rate alpha (the draft's greedy agreement with the target given the target's own
 // context, the chapter's agreement column) and the draft's cost c per token as a fraction of
 // the target's, both on this device.
-#include "compute/DecoderBackend.hpp"
 #include "compute/Table.hpp"
+#include "compute/engine/DecoderBackend.hpp"
 
 #include <cstdint>
 #include <functional>

@@ -1,6 +1,6 @@
 #include "compute/experiments/WeightReport.hpp"
 
-#include "models/TensorNames.hpp"
+#include "models/formats/TensorNames.hpp"
 #include <algorithm>
 #include <atomic>
 #include <chrono>

@@ -7,7 +7,7 @@
 // file that is the file's own precision, so "as-stored" has error 0 by definition.
 #include "compute/Table.hpp"
 #include "models/LoadedModel.hpp"
-#include "models/WeightQuantizer.hpp"
+#include "models/quant/WeightQuantizer.hpp"
 
 #include <optional>
 #include <span>

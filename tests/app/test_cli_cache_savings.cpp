@@ -2,7 +2,7 @@
 // lavapipe: the tables come out as JSON with their ids, the engine's counter agrees with the
 // formula, and mistakes (an unknown precision, a bad presets file, a head too wide) exit with
 // one clear line.
-#include "models/SyntheticModel.hpp"
+#include "models/synthetic/SyntheticModel.hpp"
 #include "tests/app/CliRunner.hpp"
 
 #include <QTemporaryDir>

@@ -4,7 +4,7 @@
 // (mistake) or 1 (bad model file).
 #include "../models/TinyGgufModel.hpp"
 #include "app/cli/Output.hpp"
-#include "models/SyntheticModel.hpp"
+#include "models/synthetic/SyntheticModel.hpp"
 #include "tests/DefaultModel.hpp"
 #include "tests/app/CliRunner.hpp"
 

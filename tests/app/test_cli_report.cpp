@@ -1,6 +1,6 @@
 // `inferscope-cli report ...` end to end on a synthetic GGUF file: the tables come out as JSON
 // with the ids the panels read, and argument mistakes exit with status 2.
-#include "models/SyntheticModel.hpp"
+#include "models/synthetic/SyntheticModel.hpp"
 #include "tests/app/CliRunner.hpp"
 
 #include <QTemporaryDir>

@@ -2,7 +2,7 @@
 // tables come out as JSON with the ids the panels read, and bad input (a batch of 0, a
 // context over the model's, zero slots, an empty mix, a mix file that does not parse,
 // lengths over the context) is one clear error with status 2.
-#include "models/SyntheticModel.hpp"
+#include "models/synthetic/SyntheticModel.hpp"
 #include "tests/app/CliRunner.hpp"
 
 #include <QTemporaryDir>

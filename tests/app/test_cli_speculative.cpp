@@ -2,7 +2,7 @@
 // come out as JSON, greedy runs keep the target's tokens, and bad input (g = 0, a scheme
 // without a GPU kernel, a negative temperature, a study longer than the context) is one clear
 // error with status 2.
-#include "models/SyntheticModel.hpp"
+#include "models/synthetic/SyntheticModel.hpp"
 #include "tests/app/CliRunner.hpp"
 
 #include <QTemporaryDir>

@@ -4,7 +4,7 @@
 // is left out with a reason (issue 13 item 5).
 #include "app/gui/CommandLine.hpp"
 #include "app/gui/MainWindow.hpp"
-#include "models/SyntheticModel.hpp"
+#include "models/synthetic/SyntheticModel.hpp"
 #include "widgets/AttentionCostPanel.hpp"
 #include "widgets/BatchingPanel.hpp"
 #include "widgets/CachingPanel.hpp"

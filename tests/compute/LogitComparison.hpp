@@ -1,7 +1,7 @@
 #pragma once
 // The GPU-vs-CPU logit check shared by the engine tests: every logit within
 // 2e-3 x (1 + the row's largest |logit|) of the reference, and the same top-1 in every row.
-#include "models/Sampler.hpp"
+#include "models/reference/Sampler.hpp"
 
 #include <QtTest>
 #include <algorithm>

@@ -4,7 +4,7 @@
 // with outliers planted in the embedding.
 #include "compute/experiments/ActivationReport.hpp"
 #include "models/LoadedModel.hpp"
-#include "models/SyntheticModel.hpp"
+#include "models/synthetic/SyntheticModel.hpp"
 
 #include <QTemporaryDir>
 #include <QtTest>

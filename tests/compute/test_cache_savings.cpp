@@ -1,12 +1,12 @@
 // Chapter items 2, 3 and 14 on the engine: multiply-accumulate counts by hand, the engine's
 // per-step counter against the formula in a real cached-vs-uncached run on lavapipe, the
 // peak memory of both runs, and the budget's KV row against what the engine writes.
-#include "compute/Engine.hpp"
-#include "compute/LabSession.hpp"
+#include "compute/engine/Engine.hpp"
 #include "compute/experiments/CacheSavings.hpp"
 #include "compute/experiments/MemoryBudget.hpp"
-#include "models/OperationCounts.hpp"
-#include "models/SyntheticModel.hpp"
+#include "compute/session/LabSession.hpp"
+#include "models/reference/OperationCounts.hpp"
+#include "models/synthetic/SyntheticModel.hpp"
 
 #include <QTemporaryDir>
 #include <QtTest>

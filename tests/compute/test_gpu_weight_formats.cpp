@@ -13,15 +13,15 @@
 //   position.
 // - bits per weight of the GPU buffers against the host packer's.
 // The validation layer (INFERSCOPE_VALIDATION=1 from CTest) must report no error.
-#include "compute/Engine.hpp"
-#include "compute/GpuWeightPacking.hpp"
-#include "compute/Kernels.hpp"
-#include "models/GgmlQuantize.hpp"
+#include "compute/engine/Engine.hpp"
+#include "compute/engine/Kernels.hpp"
+#include "compute/formats/GpuWeightPacking.hpp"
 #include "models/LoadedModel.hpp"
-#include "models/ReferenceTransformer.hpp"
-#include "models/SyntheticModel.hpp"
-#include "models/TensorType.hpp"
-#include "models/WeightQuantizer.hpp"
+#include "models/formats/TensorType.hpp"
+#include "models/quant/GgmlQuantize.hpp"
+#include "models/quant/WeightQuantizer.hpp"
+#include "models/reference/ReferenceTransformer.hpp"
+#include "models/synthetic/SyntheticModel.hpp"
 #include "shaders/EmbeddedShaders.hpp"
 #include "tests/compute/LogitComparison.hpp"
 

@@ -2,9 +2,9 @@
 // opening the model file again; quality per scheme does not depend on the generation format;
 // one rule for the perplexity text; per-scheme progress with a time estimate; the KV panel's
 // per-layer bytes come from the cache's own accounting; a warm-up keeps one-off costs out.
-#include "compute/LabSession.hpp"
 #include "compute/experiments/QualityReport.hpp"
-#include "models/SyntheticModel.hpp"
+#include "compute/session/LabSession.hpp"
+#include "models/synthetic/SyntheticModel.hpp"
 
 #include <QTemporaryDir>
 #include <QtTest>

@@ -1,11 +1,11 @@
 // Quality report (compute/experiments/QualityReport.hpp): the shipped factual battery parses
 // and follows its rules, the scoring rule, the quantized weight substitution, and the whole
 // report on a tiny in-memory model through the CPU reference.
-#include "compute/CpuBackend.hpp"
-#include "compute/Generation.hpp"
+#include "compute/engine/CpuBackend.hpp"
+#include "compute/engine/Generation.hpp"
 #include "compute/experiments/QualityReport.hpp"
 
-#include "models/Perplexity.hpp"
+#include "models/reference/Perplexity.hpp"
 
 #include <QtTest>
 

@@ -2,11 +2,11 @@
 // tokens equal each sequence alone, the sweep caps B by the KV cache and says so, both
 // schedulers produce every request's tokens exactly as the request alone, and no KV block is
 // still held after a run.
-#include "compute/Engine.hpp"
+#include "compute/engine/Engine.hpp"
 #include "compute/experiments/BatchingSweep.hpp"
 #include "compute/experiments/Scheduler.hpp"
 #include "models/LoadedModel.hpp"
-#include "models/SyntheticModel.hpp"
+#include "models/synthetic/SyntheticModel.hpp"
 
 #include <QTemporaryDir>
 #include <QtTest>

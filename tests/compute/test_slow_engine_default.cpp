@@ -3,10 +3,10 @@
 // (both from the same f32-dequantized weights: the engine runs them as f32 here), and the
 // throughput of the engine with f16 and with Q8_0 weights is measured and printed
 // (pp128 / tg32 style).
-#include "compute/Bench.hpp"
-#include "compute/Engine.hpp"
+#include "compute/engine/Engine.hpp"
+#include "compute/experiments/Bench.hpp"
 #include "models/LoadedModel.hpp"
-#include "models/ReferenceTransformer.hpp"
+#include "models/reference/ReferenceTransformer.hpp"
 
 #include "tests/DefaultModel.hpp"
 #include <QFile>

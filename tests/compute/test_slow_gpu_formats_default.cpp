@@ -7,10 +7,10 @@
 // - a run-time switch re-packs from the kept host weights (no file read); the time per switch
 //   and the bits per weight of the GPU buffers per format are printed, and int4-g128 costs
 //   what the host packer says (4.125 bits plus a few padding words).
-#include "compute/Engine.hpp"
-#include "compute/GpuWeightPacking.hpp"
+#include "compute/engine/Engine.hpp"
+#include "compute/formats/GpuWeightPacking.hpp"
 #include "models/LoadedModel.hpp"
-#include "models/ReferenceTransformer.hpp"
+#include "models/reference/ReferenceTransformer.hpp"
 #include "tests/DefaultModel.hpp"
 
 #include <QtTest>

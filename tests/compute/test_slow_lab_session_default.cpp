@@ -2,7 +2,7 @@
 // no one-off pipeline cost once the session warms up (issue 13 item 3), and a scheme switch
 // re-packs in place. Prints time to first token of a cold first run, a warm first run and a
 // repeated run, and the switch time; asserts that the runs make the same greedy tokens.
-#include "compute/LabSession.hpp"
+#include "compute/session/LabSession.hpp"
 #include "tests/DefaultModel.hpp"
 
 #include <QtTest>

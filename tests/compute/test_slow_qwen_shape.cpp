@@ -3,11 +3,11 @@
 // as stored, its f16 embedding table and Q8_0 output head split into row chunks wherever
 // they exceed one storage binding (on lavapipe: 128 MiB), and every position's logits agree
 // with the CPU reference (same top-1, the usual tolerance).
-#include "compute/Engine.hpp"
+#include "compute/engine/Engine.hpp"
 #include "models/LoadedModel.hpp"
-#include "models/ReferenceTransformer.hpp"
-#include "models/SyntheticModel.hpp"
-#include "models/Tokenizer.hpp"
+#include "models/reference/ReferenceTransformer.hpp"
+#include "models/synthetic/SyntheticModel.hpp"
+#include "models/tokenizer/Tokenizer.hpp"
 #include "tests/compute/LogitComparison.hpp"
 
 #include <QTemporaryDir>

@@ -1,9 +1,9 @@
 // Chapter item 13 (soft labels): softmax at temperature T, the T-th-root rule for ratios, the
 // entropy and KL helpers, and the session's next-token distribution with per-scheme KL on a
 // synthetic model (the scheme that changes nothing has KL exactly 0).
-#include "compute/LabSession.hpp"
 #include "compute/experiments/SoftLabels.hpp"
-#include "models/SyntheticModel.hpp"
+#include "compute/session/LabSession.hpp"
+#include "models/synthetic/SyntheticModel.hpp"
 
 #include <QTemporaryDir>
 #include <QtTest>

@@ -3,16 +3,16 @@
 // and the cache correct), greedy output identical to the target alone for several prompts
 // and draft lengths (Vulkan engines and the CPU reference), the sampling rule keeping the
 // target's distribution (chi-square), and the session's study.
-#include "compute/CpuBackend.hpp"
-#include "compute/Engine.hpp"
-#include "compute/LabSession.hpp"
-#include "compute/VulkanBackend.hpp"
+#include "compute/engine/CpuBackend.hpp"
+#include "compute/engine/Engine.hpp"
+#include "compute/engine/VulkanBackend.hpp"
 #include "compute/experiments/QualityReport.hpp"
 #include "compute/experiments/SoftLabels.hpp"
 #include "compute/experiments/SpeculativeDecoding.hpp"
+#include "compute/session/LabSession.hpp"
 #include "models/LoadedModel.hpp"
-#include "models/ReferenceTransformer.hpp"
-#include "models/SyntheticModel.hpp"
+#include "models/reference/ReferenceTransformer.hpp"
+#include "models/synthetic/SyntheticModel.hpp"
 
 #include <QTemporaryDir>
 #include <QtTest>

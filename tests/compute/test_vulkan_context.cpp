@@ -1,6 +1,6 @@
 // The Vulkan runtime below the kernels: device enumeration and choice, buffers, the
 // validation log (which must really count errors), and the bounded fence wait.
-#include "compute/Kernels.hpp"
+#include "compute/engine/Kernels.hpp"
 
 #include <QtTest>
 

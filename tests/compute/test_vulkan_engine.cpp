@@ -6,11 +6,11 @@
 // Tolerance for logits: the GPU keeps K and V in f16 (relative rounding 2^-11), the rest in
 // f32, so |gpu - cpu| <= 2e-3 * (1 + max|cpu logit| of the row), and the top-1 token must
 // be the same at every position.
-#include "compute/Engine.hpp"
+#include "compute/engine/Engine.hpp"
 #include "models/LoadedModel.hpp"
-#include "models/ReferenceTransformer.hpp"
-#include "models/SyntheticModel.hpp"
-#include "models/TensorType.hpp"
+#include "models/formats/TensorType.hpp"
+#include "models/reference/ReferenceTransformer.hpp"
+#include "models/synthetic/SyntheticModel.hpp"
 #include "tests/compute/LogitComparison.hpp"
 
 #include <QTemporaryDir>

@@ -7,8 +7,8 @@
 // f16-rounded weights). Values written to the f16 KV cache additionally carry one f16
 // rounding: 1e-3 relative. Attention (online softmax in f32): 1e-4 absolute on outputs
 // of magnitude <= 1.
-#include "compute/Kernels.hpp"
-#include "models/TensorType.hpp"
+#include "compute/engine/Kernels.hpp"
+#include "models/formats/TensorType.hpp"
 
 #include <QtTest>
 

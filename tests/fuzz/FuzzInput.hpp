@@ -1,7 +1,7 @@
 #pragma once
 // Shared by the fuzz targets: the readers under test take paths (they map files), so each
 // input is written to a per-process scratch file, on tmpfs where there is one.
-#include "models/SyntheticModel.hpp"
+#include "models/synthetic/SyntheticModel.hpp"
 
 #include <cstddef>
 #include <cstdint>

@@ -2,10 +2,10 @@
 // ModelError or loads into a model whose tensors dequantize and whose tokenizer works.
 // Any other exception, a crash or a sanitizer report is a bug.
 #include "FuzzInput.hpp"
-#include "models/GgufFile.hpp"
 #include "models/LoadedModel.hpp"
 #include "models/ModelError.hpp"
-#include "models/Tokenizer.hpp"
+#include "models/formats/GgufFile.hpp"
+#include "models/tokenizer/Tokenizer.hpp"
 
 #include <vector>
 

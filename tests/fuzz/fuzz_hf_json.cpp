@@ -1,10 +1,10 @@
 // config.json and tokenizer.json readers on arbitrary text (the first byte picks which):
 // strict JSON parsing, then the field checks; a tokenizer that is accepted must build and
 // encode. Only ModelError may come out.
-#include "models/HfConfig.hpp"
 #include "models/ModelError.hpp"
-#include "models/StrictJson.hpp"
-#include "models/Tokenizer.hpp"
+#include "models/formats/HfConfig.hpp"
+#include "models/formats/StrictJson.hpp"
+#include "models/tokenizer/Tokenizer.hpp"
 
 #include <string_view>
 

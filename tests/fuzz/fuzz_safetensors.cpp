@@ -5,8 +5,8 @@
 #include "FuzzInput.hpp"
 #include "models/LoadedModel.hpp"
 #include "models/ModelError.hpp"
-#include "models/SafetensorsFile.hpp"
-#include "models/SyntheticModel.hpp"
+#include "models/formats/SafetensorsFile.hpp"
+#include "models/synthetic/SyntheticModel.hpp"
 
 #include <vector>
 

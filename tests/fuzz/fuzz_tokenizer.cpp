@@ -3,10 +3,10 @@
 // picks the tokenizer and whether special tokens are parsed. Byte-level BPE must give the
 // text back: decode(encode(text)) is the text with invalid UTF-8 replaced (as llama.cpp).
 #include "FuzzInput.hpp"
-#include "models/GgufFile.hpp"
 #include "models/LoadedModel.hpp"
-#include "models/Tokenizer.hpp"
-#include "models/Utf8.hpp"
+#include "models/formats/GgufFile.hpp"
+#include "models/tokenizer/Tokenizer.hpp"
+#include "models/tokenizer/Utf8.hpp"
 
 #include <cstdio>
 #include <cstdlib>

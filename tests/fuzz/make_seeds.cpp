@@ -3,7 +3,7 @@
 // JSON target (with its selector byte first), and texts for the tokenizer target.
 //   make_seeds OUTPUT_FOLDER   (creates gguf/, safetensors/, hf_json/, tokenizer/ in it)
 #include "FuzzInput.hpp"
-#include "models/SyntheticModel.hpp"
+#include "models/synthetic/SyntheticModel.hpp"
 
 #include <cstdio>
 #include <fstream>

@@ -2,7 +2,7 @@
 // A tiny but complete GGUF model (one layer, hidden size 8, an 8-token byte-level BPE
 // vocabulary) for the GGUF reader tests: small enough that a test can try every
 // truncation of it, complete enough that loadGgufModel accepts it.
-#include "models/GgufWriter.hpp"
+#include "models/formats/GgufWriter.hpp"
 
 #include <cmath>
 #include <cstdint>

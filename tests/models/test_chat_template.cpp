@@ -1,8 +1,8 @@
 // Chat templates: the family is recognised from the template text (never evaluated) and the
 // prompt is built by our own code. Expected prompts are what llama.cpp's built-in formatter
 // (llama_chat_apply_template through llama-cpp-python 0.3.36) produced for the same messages.
-#include "models/ChatTemplate.hpp"
 #include "models/ModelError.hpp"
+#include "models/tokenizer/ChatTemplate.hpp"
 
 #include <QtTest>
 

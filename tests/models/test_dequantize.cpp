@@ -2,7 +2,7 @@
 // block from the format's description and computes the expected values itself, so the
 // decoder under test is checked against an independent encoder, not against itself.
 #include "models/ModelError.hpp"
-#include "models/TensorType.hpp"
+#include "models/formats/TensorType.hpp"
 
 #include <QtTest>
 #include <nlohmann/json.hpp>

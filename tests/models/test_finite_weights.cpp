@@ -1,12 +1,12 @@
 // The load-time scan for NaN/Inf weights: plain float tensors element by element, block
 // formats through their f16 scales; loaders refuse such files naming the tensor.
 #include "TinyGgufModel.hpp"
-#include "models/FiniteWeights.hpp"
 #include "models/LoadedModel.hpp"
 #include "models/ModelError.hpp"
-#include "models/SafetensorsFile.hpp"
-#include "models/SafetensorsWriter.hpp"
-#include "models/SyntheticModel.hpp"
+#include "models/formats/FiniteWeights.hpp"
+#include "models/formats/SafetensorsFile.hpp"
+#include "models/formats/SafetensorsWriter.hpp"
+#include "models/synthetic/SyntheticModel.hpp"
 
 #include <QTemporaryDir>
 #include <QtTest>

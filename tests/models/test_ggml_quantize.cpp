@@ -1,7 +1,7 @@
 // ggml's Q8_0, Q4_0 and Q4_1 block quantizers (used to write synthetic GGUF files): exact
 // bytes for hand-worked blocks, including rounding ties, clamping and all-zero blocks.
-#include "models/GgmlQuantize.hpp"
 #include "models/ModelError.hpp"
+#include "models/quant/GgmlQuantize.hpp"
 
 #include <QtTest>
 

@@ -2,10 +2,10 @@
 // version 2 files, alignments other than 32, tensor data views, and loadGgufModel's
 // reading of configuration, tokenizer and weights from a small complete model.
 #include "TinyGgufModel.hpp"
-#include "models/GgufFile.hpp"
-#include "models/GgufWriter.hpp"
 #include "models/LoadedModel.hpp"
 #include "models/ModelError.hpp"
+#include "models/formats/GgufFile.hpp"
+#include "models/formats/GgufWriter.hpp"
 
 #include <QTemporaryDir>
 #include <QtTest>

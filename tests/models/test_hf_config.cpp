@@ -1,8 +1,8 @@
 // HF config.json and tokenizer.json readers on files shaped like real checkpoints
 // (SmolLM2, Llama 3.2, Qwen2, Mistral, a Llama-2-style SentencePiece tokenizer).
-#include "models/HfConfig.hpp"
 #include "models/ModelError.hpp"
-#include "models/StrictJson.hpp"
+#include "models/formats/HfConfig.hpp"
+#include "models/formats/StrictJson.hpp"
 
 #include <QtTest>
 

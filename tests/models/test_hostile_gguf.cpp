@@ -2,9 +2,9 @@
 // offending field, and none may crash (run under ASan/UBSan to make "crash" strict). The
 // files start from a small valid model (TinyGgufModel.hpp) and are corrupted byte by byte.
 #include "TinyGgufModel.hpp"
-#include "models/GgufFile.hpp"
 #include "models/LoadedModel.hpp"
 #include "models/ModelError.hpp"
+#include "models/formats/GgufFile.hpp"
 
 #include <QTemporaryDir>
 #include <QtTest>

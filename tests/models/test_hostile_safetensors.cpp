@@ -1,11 +1,11 @@
 // Malformed and hostile safetensors checkpoints, config.json and tokenizer.json files:
 // each must be refused with a ModelError naming the file, the field and (for the binary
 // file) the byte offset; none may crash (run under ASan/UBSan to make "crash" strict).
-#include "models/HfConfig.hpp"
 #include "models/ModelError.hpp"
-#include "models/SafetensorsFile.hpp"
-#include "models/SafetensorsWriter.hpp"
-#include "models/StrictJson.hpp"
+#include "models/formats/HfConfig.hpp"
+#include "models/formats/SafetensorsFile.hpp"
+#include "models/formats/SafetensorsWriter.hpp"
+#include "models/formats/StrictJson.hpp"
 
 #include <QTemporaryDir>
 #include <QtTest>

@@ -1,5 +1,5 @@
 // Perplexity by llama-perplexity's rule: chunking, which positions are scored, BOS handling.
-#include "models/Perplexity.hpp"
+#include "models/reference/Perplexity.hpp"
 
 #include <QtTest>
 

@@ -4,8 +4,8 @@
 // what proves the RoPE pairing logic, because the two files store Q/K differently and only
 // the right pairing for each makes them the same model.
 #include "models/LoadedModel.hpp"
-#include "models/ReferenceTransformer.hpp"
-#include "models/SyntheticModel.hpp"
+#include "models/reference/ReferenceTransformer.hpp"
+#include "models/synthetic/SyntheticModel.hpp"
 
 #include <QTemporaryDir>
 #include <QtTest>

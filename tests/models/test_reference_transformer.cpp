@@ -2,7 +2,7 @@
 // equations evaluated step by step here (in double), RoPE for both pairings, the GQA head
 // mapping, tied vs separate output heads, RoPE scaling rules, and cached == uncached.
 #include "models/ModelError.hpp"
-#include "models/ReferenceTransformer.hpp"
+#include "models/reference/ReferenceTransformer.hpp"
 
 #include <QtTest>
 

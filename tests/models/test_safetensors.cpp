@@ -1,8 +1,8 @@
 // Safetensors round trips: every dtype this reader supports, odd shapes (scalar, empty,
 // 3-D), metadata, and a sharded checkpoint read through its index.
 #include "models/ModelError.hpp"
-#include "models/SafetensorsFile.hpp"
-#include "models/SafetensorsWriter.hpp"
+#include "models/formats/SafetensorsFile.hpp"
+#include "models/formats/SafetensorsWriter.hpp"
 
 #include <QTemporaryDir>
 #include <QtTest>

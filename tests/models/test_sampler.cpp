@@ -1,6 +1,6 @@
 // Sampler: greedy and its ties, llama.cpp's repetition penalty rule, top-k / top-p and the
 // seeded draw.
-#include "models/Sampler.hpp"
+#include "models/reference/Sampler.hpp"
 
 #include <QtTest>
 

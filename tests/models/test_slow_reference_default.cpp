@@ -10,9 +10,9 @@
 // is reported, and only checked with a floor that catches gross bugs.
 #include "models/LoadedModel.hpp"
 #include "models/ModelError.hpp"
-#include "models/Perplexity.hpp"
-#include "models/ReferenceTransformer.hpp"
-#include "models/Sampler.hpp"
+#include "models/reference/Perplexity.hpp"
+#include "models/reference/ReferenceTransformer.hpp"
+#include "models/reference/Sampler.hpp"
 
 #include "tests/DefaultModel.hpp"
 #include <QtTest>

@@ -1,9 +1,9 @@
 // The default model's tokenizer (SmolLM2, byte-level BPE, pre-tokenizer "smollm") against
 // llama.cpp: every fixture string must encode to llama.cpp's ids and decode back to itself.
-#include "models/ChatTemplate.hpp"
 #include "models/LoadedModel.hpp"
 #include "models/ModelError.hpp"
-#include "models/Tokenizer.hpp"
+#include "models/tokenizer/ChatTemplate.hpp"
+#include "models/tokenizer/Tokenizer.hpp"
 
 #include "tests/DefaultModel.hpp"
 #include <QtTest>

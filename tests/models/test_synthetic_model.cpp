@@ -4,8 +4,8 @@
 // out in every layer's residual stream, and loadModel dispatches both formats.
 #include "models/LoadedModel.hpp"
 #include "models/ModelError.hpp"
-#include "models/SyntheticModel.hpp"
-#include "models/Tokenizer.hpp"
+#include "models/synthetic/SyntheticModel.hpp"
+#include "models/tokenizer/Tokenizer.hpp"
 
 #include <QTemporaryDir>
 #include <QtTest>

@@ -1,5 +1,5 @@
 // GGUF's per-layer tensor names, built in one place (models/TensorNames).
-#include "models/TensorNames.hpp"
+#include "models/formats/TensorNames.hpp"
 
 #include <QtTest>
 

@@ -1,7 +1,7 @@
 // The capped text-file reader (perplexity corpus, factual battery) and the escaping of
 // token bytes for display and JSON.
-#include "models/PrintableBytes.hpp"
-#include "models/TextFile.hpp"
+#include "models/formats/TextFile.hpp"
+#include "models/tokenizer/PrintableBytes.hpp"
 
 #include <QTemporaryDir>
 #include <QtTest>

@@ -1,9 +1,9 @@
 // Byte-level BPE on small handmade vocabularies: the GPT-2 byte table, the split rules,
 // merge order, special tokens, BOS/EOS, decoding and the errors a bad vocabulary raises.
-#include "models/ByteLevelBpe.hpp"
 #include "models/ModelError.hpp"
-#include "models/PreTokenizer.hpp"
-#include "models/Tokenizer.hpp"
+#include "models/tokenizer/ByteLevelBpe.hpp"
+#include "models/tokenizer/PreTokenizer.hpp"
+#include "models/tokenizer/Tokenizer.hpp"
 
 #include <QtTest>
 

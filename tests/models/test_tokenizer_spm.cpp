@@ -1,9 +1,9 @@
 // SentencePiece-style BPE (Llama-2 / TinyLlama GGUF files): score-ordered merges, "▁" for
 // spaces, the space prefix, <0xXX> byte fallback and the unknown token, on a handmade
 // vocabulary and on a small real-format vocabulary whose ids llama.cpp recorded.
-#include "models/GgufFile.hpp"
 #include "models/ModelError.hpp"
-#include "models/Tokenizer.hpp"
+#include "models/formats/GgufFile.hpp"
+#include "models/tokenizer/Tokenizer.hpp"
 
 #include <QtTest>
 

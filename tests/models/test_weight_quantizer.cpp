@@ -1,9 +1,9 @@
-// Weight quantizers (models/WeightQuantizer.hpp): round-trip error bounds read from the packed
-// bytes themselves (so the documented layout is checked too), level counts, exact bits per
+// Weight quantizers (models/quant/WeightQuantizer.hpp): round-trip error bounds read from the
+// packed bytes themselves (so the documented layout is checked too), level counts, exact bits per
 // weight, NF4 levels, the as-stored scheme, and the chapter's ordering of errors.
-#include "models/NormalFloat4.hpp"
-#include "models/TensorType.hpp"
-#include "models/WeightQuantizer.hpp"
+#include "models/formats/TensorType.hpp"
+#include "models/quant/NormalFloat4.hpp"
+#include "models/quant/WeightQuantizer.hpp"
 
 #include <QtTest>
 

@@ -5,7 +5,7 @@
 // formula over g from a study's alpha and c, the measured runs beside it, and says when
 // greedy output differed from the target's.
 #include "compute/experiments/AttentionHeadCost.hpp"
-#include "models/OperationCounts.hpp"
+#include "models/reference/OperationCounts.hpp"
 #include "widgets/AttentionCostPanel.hpp"
 #include "widgets/MacCountsPanel.hpp"
 #include "widgets/MemoryBudgetPanel.hpp"

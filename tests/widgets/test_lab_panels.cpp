@@ -2,7 +2,7 @@
 // run: kernel breakdown, cached vs uncached, paged KV blocks, outliers across layers, level
 // counts per dimension, schemes side by side, and the shared selection they observe.
 #include "RecordedRun.hpp"
-#include "models/WeightQuantizer.hpp"
+#include "models/quant/WeightQuantizer.hpp"
 #include "widgets/ActivationOutliersPanel.hpp"
 #include "widgets/CachingPanel.hpp"
 #include "widgets/KernelTimingsPanel.hpp"

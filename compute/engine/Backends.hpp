@@ -1,0 +1,57 @@
+#pragma once
+// Which transformer runs a lab session: the Vulkan Engine on a device (in a weight format), or
+// the CPU reference (the oracle, fp32). The window's backend selector and the CLI's
+// --backend/--device/--format/--no-cache both end in a BackendChoice, and one factory builds
+// the backend for it.
+#include "compute/engine/DecoderBackend.hpp"
+#include "models/LoadedModel.hpp"
+#include "models/reference/ReferenceTransformer.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace inferscope::compute {
+
+struct BackendChoice {
+    enum class Kind { Cpu, Vulkan };
+    Kind kind = Kind::Cpu;
+    std::uint32_t deviceIndex = 0;
+    std::string weightFormat; // compute::weightFormatFromName; empty: the engine's default
+    bool operator==(const BackendChoice&) const = default;
+    std::string key() const; // "cpu" or "vulkan:<device>" (the settings' form)
+    static BackendChoice fromKey(std::string_view key);
+};
+
+struct BackendOption {
+    std::string label;
+    BackendChoice choice;
+};
+// Every Vulkan device (compute::listDevices), then the CPU reference; the first is the default.
+std::vector<BackendOption> availableBackends();
+
+using ResidualObserver = models::ReferenceTransformer::ResidualObserver;
+// Builds the backend for a loaded model. observer, when set, wants the residual stream after
+// each layer; a backend that cannot report it ignores it (the GPU reduces max |h| itself).
+using BackendFactory = std::function<std::unique_ptr<DecoderBackend>(
+    const models::LoadedModel& model, ResidualObserver observer)>;
+
+// compute::CpuBackend over models::ReferenceTransformer, with the observer attached; it can
+// switch between the cached and the really uncached mode (CachingSwitch).
+BackendFactory cpuBackendFactory();
+// The Engine + VulkanBackend on choice's device and format, or the CPU reference for Kind::Cpu.
+// Throws std::invalid_argument for a weight format the engine has no kernel for.
+BackendFactory backendFactory(const BackendChoice& choice);
+
+// A backend that can turn its KV cache off and on (for the cached vs uncached comparison).
+class CachingSwitch {
+public:
+    virtual ~CachingSwitch() = default;
+    virtual void setCached(bool cached) = 0;
+    virtual bool cached() const = 0;
+};
+
+} // namespace inferscope::compute

@@ -1,0 +1,799 @@
+#include "compute/engine/Engine.hpp"
+
+#include "compute/formats/GpuWeightPacking.hpp"
+#include "models/formats/TensorNames.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <map>
+#include <numeric>
+#include <set>
+#include <stdexcept>
+
+namespace inferscope::compute {
+
+namespace {
+
+std::string layerName(std::uint32_t layer, const char* suffix) {
+    return models::layerTensorName(layer, suffix);
+}
+
+std::vector<float> concatenate(std::initializer_list<const std::vector<float>*> parts) {
+    std::size_t total = 0;
+    for (const auto* part : parts) total += part->size();
+    std::vector<float> joined;
+    joined.reserve(total);
+    for (const auto* part : parts) joined.insert(joined.end(), part->begin(), part->end());
+    return joined;
+}
+
+} // namespace
+
+struct Engine::Layer {
+    RowChunkedMatrix qkv;    // rows: Q heads, K heads, V heads (chunks of whole heads)
+    RowChunkedMatrix output; // attn_output
+    RowChunkedMatrix gateUp; // rows: gate, then up (a chunk: its gate rows, then its up rows)
+    RowChunkedMatrix down;
+    Buffer attnNorm;
+    Buffer ffnNorm;
+    Buffer qkvBias;
+    Buffer kv; // this layer's KV blocks (f16)
+};
+
+struct Engine::Buffers {
+    RowChunkedMatrix embedding;
+    RowChunkedMatrix outputHead; // empty when the embedding is tied
+    Buffer outputNorm;
+    Buffer ropeInvFrequency;
+    std::uint32_t hiddenStride = 0, queryStride = 0, ffnStride = 0;
+    Buffer hidden, queries, attention, ffn;
+    Buffer tokenIds, tokenInfo, blockTables, gather;
+    Buffer logits, argmax;
+    Buffer residualMax;
+    std::uint64_t activationBytes = 0;
+    const RowChunkedMatrix& head() const { return outputHead.empty() ? embedding : outputHead; }
+};
+
+Engine::Engine(const models::LoadedModel& model, EngineOptions options)
+    : config_(model.config), options_(std::move(options)) {
+    // A copy of the store is a map of views plus the shared file mapping: cheap, and it
+    // lets a format switch re-pack from the file's bytes without reading the file again.
+    store_ = std::make_shared<const models::WeightStore>(model.weights);
+    build([this](const std::string& name) { return store_->dequantized(name); },
+          [this](const std::string& name) { return store_->contains(name); });
+}
+
+Engine::Engine(const models::ModelConfig& config, const models::ReferenceWeights& weights,
+               EngineOptions options)
+    : config_(config), options_(std::move(options)) {
+    hostWeights_ = std::make_shared<const models::ReferenceWeights>(weights);
+    build(
+        [this](const std::string& name) {
+            auto found = hostWeights_->find(name);
+            if (found == hostWeights_->end())
+                throw ComputeError("weight '" + name + "' is missing");
+            return found->second;
+        },
+        [this](const std::string& name) { return hostWeights_->count(name) != 0; });
+}
+
+Engine::~Engine() = default;
+
+void Engine::build(const WeightSource& weights, const WeightCheck& has) {
+    const auto& c = config_;
+    c.validate("engine");
+    context_ = std::make_unique<VulkanContext>(options_.device);
+    kernels_ = options_.tuning ? std::make_unique<Kernels>(*context_, *options_.tuning)
+                               : std::make_unique<Kernels>(*context_);
+    recorder_ = std::make_unique<CommandRecorder>(*context_);
+
+    auto expectSize = [&](const std::string& name, const std::vector<float>& values,
+                          std::uint64_t expected) {
+        if (values.size() != expected) {
+            throw ComputeError("weight '" + name + "' has " + std::to_string(values.size()) +
+                               " values, expected " + std::to_string(expected));
+        }
+    };
+    auto load = [&](const std::string& name, std::uint64_t expected) {
+        auto values = weights(name);
+        expectSize(name, values, expected);
+        return values;
+    };
+    const std::uint64_t hidden = c.hiddenSize, qDim = std::uint64_t(c.heads) * c.headDim,
+                        kvDim = std::uint64_t(c.kvHeads) * c.headDim;
+
+    const std::uint32_t blockSize = std::max<std::uint32_t>(1, options_.blockSize);
+    const std::uint32_t capacityBlocks =
+        std::max<std::uint32_t>(1, (options_.kvCapacityTokens + blockSize - 1) / blockSize);
+    std::uint32_t context = options_.maxContextPerSequence ? options_.maxContextPerSequence
+                                                           : std::max(c.contextLength, 1u);
+    const std::uint32_t maxBlocks = std::min(capacityBlocks, (context + blockSize - 1) / blockSize);
+    // The cache stores f16 K and V: one position of a layer is 2 x kv heads x head dim x 2 B.
+    kvCache_ = std::make_unique<KvCache>(
+        std::vector<std::uint64_t>(c.layers, 2ull * c.kvHeads * c.headDim * sizeof(std::uint16_t)),
+        blockSize, capacityBlocks, options_.maxSequences, maxBlocks);
+
+    const auto before = context_->allocatedBytes();
+    layers_.resize(c.layers);
+    for (std::uint32_t l = 0; l < c.layers; ++l) {
+        auto& layer = layers_[l];
+        layer.attnNorm = uploadVector(*context_, load(layerName(l, "attn_norm.weight"), hidden),
+                                      layerName(l, "attn_norm"));
+        layer.ffnNorm = uploadVector(*context_, load(layerName(l, "ffn_norm.weight"), hidden),
+                                     layerName(l, "ffn_norm"));
+        if (c.qkvBias) {
+            const auto qb = load(layerName(l, "attn_q.bias"), qDim);
+            const auto kb = load(layerName(l, "attn_k.bias"), kvDim);
+            const auto vb = load(layerName(l, "attn_v.bias"), kvDim);
+            layer.qkvBias = uploadVector(*context_, concatenate({&qb, &kb, &vb}),
+                                         layerName(l, "attn_qkv_bias"));
+        }
+    }
+
+    buffers_ = std::make_unique<Buffers>();
+    auto& b = *buffers_;
+    b.outputNorm = uploadVector(*context_, load("output_norm.weight", hidden), "output_norm");
+    std::vector<float> ropeFreqs;
+    if (has("rope_freqs.weight")) ropeFreqs = load("rope_freqs.weight", c.headDim / 2);
+    b.ropeInvFrequency =
+        uploadVector(*context_, models::ropeInverseFrequencies(c, ropeFreqs), "rope_frequencies");
+    vectorBytes_ = context_->allocatedBytes() - before;
+    uploadMatrices();
+
+    // KV blocks: one buffer per layer, capacityBlocks x (K, V) x kvHeads x blockSize x headDim.
+    const std::uint64_t kvBytes = std::uint64_t(capacityBlocks) * 2 * c.kvHeads * blockSize *
+                                  c.headDim * sizeof(std::uint16_t);
+    for (std::uint32_t l = 0; l < c.layers; ++l) {
+        layers_[l].kv =
+            Buffer(*context_, kvBytes, BufferKind::DeviceLocal, layerName(l, "kv_cache"));
+    }
+
+    // The logits of a step's rows share one buffer: as many rows as one binding holds.
+    const std::uint64_t logitRowsThatFit =
+        context_->info().maxBindingBytes() / (std::uint64_t(c.vocabSize) * 4);
+    options_.maxLogitRowsPerStep = std::uint32_t(std::clamp<std::uint64_t>(
+        options_.maxLogitRowsPerStep, 1, std::max<std::uint64_t>(logitRowsThatFit, 1)));
+    const auto activationsBefore = context_->allocatedBytes();
+    const std::uint32_t maxTokens = std::max<std::uint32_t>(1, options_.maxTokensPerStep);
+    const std::uint32_t maxLogits = std::max<std::uint32_t>(1, options_.maxLogitRowsPerStep);
+    b.hiddenStride = paddedColumns(c.hiddenSize);
+    b.queryStride = paddedColumns(std::uint32_t(qDim));
+    b.ffnStride = paddedColumns(c.ffnSize);
+    auto zeroed = [&](std::uint64_t bytes, BufferKind kind, const char* label) {
+        Buffer buffer(*context_, std::max<std::uint64_t>(bytes, 16), kind, label);
+        buffer.fillZero();
+        return buffer;
+    };
+    b.hidden =
+        zeroed(std::uint64_t(maxTokens) * b.hiddenStride * 4, BufferKind::DeviceLocal, "hidden");
+    b.queries =
+        zeroed(std::uint64_t(maxTokens) * b.queryStride * 4, BufferKind::DeviceLocal, "queries");
+    b.attention =
+        zeroed(std::uint64_t(maxTokens) * b.queryStride * 4, BufferKind::DeviceLocal, "attention");
+    b.ffn = zeroed(std::uint64_t(maxTokens) * b.ffnStride * 4, BufferKind::DeviceLocal, "ffn");
+    b.tokenIds = zeroed(std::uint64_t(maxTokens) * 4, BufferKind::Upload, "token_ids");
+    b.tokenInfo =
+        zeroed(std::uint64_t(maxTokens) * sizeof(TokenInfo), BufferKind::Upload, "token_info");
+    b.blockTables = zeroed(std::uint64_t(options_.maxSequences) * maxBlocks * 4, BufferKind::Upload,
+                           "block_tables");
+    b.gather = zeroed(std::uint64_t(maxLogits) * 4, BufferKind::Upload, "logit_rows");
+    b.logits = zeroed(std::uint64_t(maxLogits) * c.vocabSize * 4, BufferKind::Readback, "logits");
+    b.argmax = zeroed(std::uint64_t(maxLogits) * 4, BufferKind::Readback, "argmax");
+    b.residualMax =
+        zeroed(std::uint64_t(c.layers) * b.hiddenStride * 4, BufferKind::Readback, "residual_max");
+    b.activationBytes = context_->allocatedBytes() - activationsBefore;
+    context_->resetPeak();
+}
+
+WeightFormat Engine::resolvedFormat(const std::vector<std::string>& names,
+                                    WeightFormat format) const {
+    if (format != WeightFormat::AsStored) return format;
+    if (!store_) return WeightFormat::F32; // substituted host weights are f32
+    // A fused matrix takes its parts' common type; parts stored differently (mixed
+    // K-quant files), and types no kernel reads, fall back to f16.
+    std::optional<models::TensorType> type;
+    for (const auto& name : names) {
+        const auto* tensor = store_->find(name);
+        if (!tensor || (type && *type != tensor->type)) return WeightFormat::F16;
+        type = tensor->type;
+    }
+    return type ? formatForStoredType(*type) : WeightFormat::F16;
+}
+
+std::uint64_t Engine::matrixChunkLimit() const {
+    const std::uint64_t limit = context_->info().maxBindingBytes();
+    return options_.maxMatrixChunkBytes ? std::min(limit, options_.maxMatrixChunkBytes) : limit;
+}
+
+RowChunkedMatrix Engine::uploadFused(const std::vector<std::string>& names, std::uint32_t cols,
+                                     std::uint32_t expectedRows, WeightFormat format,
+                                     const std::string& label, std::uint32_t rowGranule,
+                                     bool gateUpPairs) {
+    const auto chosen = resolvedFormat(names, format);
+    const bool blockFormat = chosen == WeightFormat::Q4_0 || chosen == WeightFormat::Q4_1 ||
+                             chosen == WeightFormat::Q8_0;
+    std::vector<std::vector<float>> owned(names.size());
+    std::vector<MatrixPart> parts;
+    std::uint32_t rows = 0;
+    for (std::size_t i = 0; i < names.size(); ++i) {
+        const auto* stored = store_ ? store_->find(names[i]) : nullptr;
+        MatrixPart part;
+        std::uint64_t elements = 0;
+        if (blockFormat && stored && formatReadsStoredType(chosen, stored->type)) {
+            part.stored = stored; // the file's own codes and scales
+            elements = stored->elements();
+        } else if (store_) {
+            owned[i] = store_->dequantized(names[i]);
+            part.values = owned[i];
+            elements = part.values.size();
+        } else {
+            auto found = hostWeights_->find(names[i]);
+            if (found == hostWeights_->end())
+                throw ComputeError("weight '" + names[i] + "' is missing");
+            part.values = found->second;
+            elements = part.values.size();
+        }
+        if (elements % cols != 0)
+            throw ComputeError("weight '" + names[i] + "' has " + std::to_string(elements) +
+                               " values, not rows of " + std::to_string(cols));
+        part.rows = std::uint32_t(elements / cols);
+        rows += part.rows;
+        parts.push_back(part);
+    }
+    if (rows != expectedRows)
+        throw ComputeError("weight '" + names.front() + "' has " +
+                           std::to_string(std::uint64_t(rows) * cols) + " values, expected " +
+                           std::to_string(std::uint64_t(expectedRows) * cols));
+
+    RowChunkedMatrix matrix;
+    matrix.format = chosen;
+    matrix.rows = rows;
+    matrix.cols = cols;
+    const std::uint64_t limit = matrixChunkLimit();
+    // Output rows: a gate|up chunk of n outputs holds 2n stored rows.
+    const std::uint32_t outputRows = gateUpPairs ? rows / 2 : rows;
+    const std::uint32_t rowsPerOutput = gateUpPairs ? 2 : 1;
+    auto chunkLabel = [&](const RowRange& range, bool whole) {
+        return whole ? label
+                     : label + " rows " + std::to_string(range.first) + "-" +
+                           std::to_string(range.first + range.count - 1);
+    };
+    const auto packer = weightFormatInfo(chosen).packer;
+    if (packer == WeightPacker::Float32 || packer == WeightPacker::Float16) {
+        // Plain floats: rows are independent, so each chunk packs from its own rows.
+        std::vector<float> joined;
+        std::span<const float> values = parts[0].values;
+        if (parts.size() > 1) {
+            joined.reserve(std::uint64_t(rows) * cols);
+            for (const auto& part : parts)
+                joined.insert(joined.end(), part.values.begin(), part.values.end());
+            values = joined;
+        }
+        const std::uint64_t outputBytes = plainRowWords(chosen, cols) * 4 * rowsPerOutput;
+        const auto ranges = planRowChunks(
+            outputRows, std::uint32_t(std::min<std::uint64_t>(limit / outputBytes, outputRows)),
+            rowGranule, label);
+        for (const auto& range : ranges) {
+            const auto rowsOf = [&](std::uint32_t first) {
+                return values.subspan(std::uint64_t(first) * cols,
+                                      std::uint64_t(range.count) * cols);
+            };
+            std::vector<float> pair;
+            std::span<const float> chunk = values; // one chunk: the whole matrix
+            if (ranges.size() > 1) {
+                chunk = rowsOf(range.first);
+                if (gateUpPairs) {
+                    const auto up = rowsOf(outputRows + range.first);
+                    pair.assign(chunk.begin(), chunk.end());
+                    pair.insert(pair.end(), up.begin(), up.end());
+                    chunk = pair;
+                }
+            }
+            matrix.chunks.push_back(uploadMatrix(*context_, chunk, range.count * rowsPerOutput,
+                                                 cols, chosen,
+                                                 chunkLabel(range, ranges.size() == 1)));
+            matrix.firstRows.push_back(range.first);
+        }
+        return matrix;
+    }
+    const auto packed = packForGpu(chosen, parts, cols);
+    const std::uint64_t packedBytes = std::uint64_t(packed.words.size()) * 4;
+    if (packedBytes <= limit) {
+        matrix.chunks.push_back(uploadPacked(*context_, packed, label));
+        matrix.firstRows.push_back(0);
+        return matrix;
+    }
+    // Scales are spread evenly over the rows, but for a few padding words per chunk.
+    const std::uint64_t outputBytes = (packedBytes + rows - 1) / rows * rowsPerOutput;
+    const std::uint64_t slack = 2ull * packed.stride + 64;
+    const std::uint32_t maxRows = limit > slack ? std::uint32_t((limit - slack) / outputBytes) : 0;
+    const std::uint32_t groupRows = packedRowGranule(chosen, cols);
+    const std::uint32_t granule = std::lcm(std::max(rowGranule, 1u), groupRows);
+    for (const auto& range : planRowChunks(outputRows, maxRows, granule, label)) {
+        std::vector<RowRange> stacked{range};
+        if (gateUpPairs) stacked.push_back({outputRows + range.first, range.count});
+        matrix.chunks.push_back(
+            uploadPacked(*context_, stackPackedRows(packed, stacked), chunkLabel(range, false)));
+        matrix.firstRows.push_back(range.first);
+    }
+    return matrix;
+}
+
+void Engine::uploadMatrices() {
+    const auto& c = config_;
+    const auto format = options_.weightFormat;
+    const std::uint32_t qDim = c.heads * c.headDim, kvDim = c.kvHeads * c.headDim;
+    auto& b = *buffers_;
+    // Free the previous matrices first, so a switch never holds two formats at once.
+    for (auto& layer : layers_) {
+        layer.qkv = {};
+        layer.output = {};
+        layer.gateUp = {};
+        layer.down = {};
+    }
+    b.embedding = {};
+    b.outputHead = {};
+    matrixInfo_.clear();
+    std::uint64_t bytes = 0;
+    auto keep = [&](RowChunkedMatrix matrix, const std::string& name) {
+        matrixInfo_.push_back({name, matrix.format, std::uint64_t(matrix.rows) * matrix.cols,
+                               matrix.bytes(), matrix.chunkCount()});
+        bytes += matrix.bytes();
+        return matrix;
+    };
+    auto name = [](std::uint32_t l, const char* suffix) { return layerName(l, suffix); };
+    for (std::uint32_t l = 0; l < c.layers; ++l) {
+        auto& layer = layers_[l];
+        layer.qkv =
+            keep(uploadFused(
+                     {name(l, "attn_q.weight"), name(l, "attn_k.weight"), name(l, "attn_v.weight")},
+                     c.hiddenSize, qDim + 2 * kvDim, format, name(l, "attn_qkv"), c.headDim),
+                 name(l, "attn_qkv"));
+        layer.output = keep(uploadFused({name(l, "attn_output.weight")}, qDim, c.hiddenSize, format,
+                                        name(l, "attn_output")),
+                            name(l, "attn_output"));
+        layer.gateUp =
+            keep(uploadFused({name(l, "ffn_gate.weight"), name(l, "ffn_up.weight")}, c.hiddenSize,
+                             2 * c.ffnSize, format, name(l, "ffn_gateup"), 1, true),
+                 name(l, "ffn_gateup"));
+        layer.down = keep(uploadFused({name(l, "ffn_down.weight")}, c.ffnSize, c.hiddenSize, format,
+                                      name(l, "ffn_down")),
+                          name(l, "ffn_down"));
+    }
+    // The embedding lookup reads one row per token, so the table's format costs memory, not
+    // time: it stays f16 (f32 when the matrices are f32), which needs no quantized embed
+    // kernels; the output head (~20% of decode reads) gets its own copy in the format.
+    const auto headFormat = resolvedFormat({"token_embd.weight"}, format);
+    const auto tableFormat =
+        headFormat == WeightFormat::F32 ? WeightFormat::F32 : WeightFormat::F16;
+    b.embedding = keep(
+        uploadFused({"token_embd.weight"}, c.hiddenSize, c.vocabSize, tableFormat, "token_embd"),
+        "token_embd");
+    const bool hasOutput =
+        store_ ? store_->contains("output.weight") : hostWeights_->count("output.weight") != 0;
+    if (hasOutput) {
+        b.outputHead = keep(
+            uploadFused({"output.weight"}, c.hiddenSize, c.vocabSize, format, "output"), "output");
+    } else if (!c.tiedEmbeddings) {
+        throw ComputeError("weight 'output.weight' is missing and embeddings are not tied");
+    } else if (headFormat != tableFormat) {
+        b.outputHead = keep(uploadFused({"token_embd.weight"}, c.hiddenSize, c.vocabSize,
+                                        headFormat, "output (tied)"),
+                            "output (tied)");
+    }
+    weightBytes_ = vectorBytes_ + bytes;
+}
+
+void Engine::setWeightFormat(WeightFormat format) {
+    if (format == options_.weightFormat) return;
+    reset();
+    const auto previous = options_.weightFormat;
+    // Fresh pipelines: descriptor sets are cached by buffer handle, and a new buffer may
+    // reuse a freed one's handle.
+    const KernelTuning tuning = kernels_->tuning();
+    kernels_.reset();
+    kernels_ = std::make_unique<Kernels>(*context_, tuning);
+    try {
+        options_.weightFormat = format;
+        uploadMatrices();
+    } catch (...) {
+        options_.weightFormat = previous;
+        uploadMatrices();
+        throw;
+    }
+    context_->resetPeak();
+}
+
+void Engine::setCached(bool cached) {
+    if (cached == options_.cached) return;
+    options_.cached = cached;
+    // The cache of a sequence computed the other way is stale: rebuild from the history
+    // on the next step.
+    for (const auto& [id, tokens] : history_) kvCache_->truncate(id, 0);
+}
+
+std::uint32_t Engine::sequenceLength(SequenceId sequence) const {
+    auto found = history_.find(sequence);
+    return found == history_.end() ? 0 : std::uint32_t(found->second.size());
+}
+
+void Engine::release(SequenceId sequence) {
+    kvCache_->release(sequence);
+    history_.erase(sequence);
+}
+
+std::uint32_t Engine::forkSequence(SequenceId source, SequenceId target) {
+    if (history_.count(target)) {
+        throw ComputeError("sequence " + std::to_string(target) + " already exists");
+    }
+    const auto found = history_.find(source);
+    if (found == history_.end() || !kvCache_->contains(source)) {
+        throw ComputeError("unknown sequence " + std::to_string(source));
+    }
+    const std::uint32_t shared = kvCache_->forkPrefix(source, target);
+    history_[target].assign(found->second.begin(), found->second.begin() + shared);
+    return shared;
+}
+
+void Engine::truncate(SequenceId sequence, std::uint32_t newLength) {
+    auto found = history_.find(sequence);
+    const std::size_t length = found == history_.end() ? 0 : found->second.size();
+    if (newLength > length)
+        throw std::out_of_range("cannot cut sequence " + std::to_string(sequence) + " of " +
+                                std::to_string(length) + " positions to " +
+                                std::to_string(newLength));
+    if (found == history_.end()) return;
+    // Uncached, the cache holds nothing between steps already.
+    kvCache_->truncate(sequence, options_.cached ? newLength : 0);
+    found->second.resize(newLength);
+}
+
+void Engine::reset() {
+    kvCache_->clear();
+    history_.clear();
+}
+
+std::uint32_t Engine::dispatchesPerDecodeToken() const {
+    // Embedding, five kernels per layer, output head and argmax; a matrix split into row
+    // chunks costs one dispatch per chunk.
+    const auto& b = *buffers_;
+    std::uint32_t dispatches = b.embedding.chunkCount() + b.head().chunkCount() + 1;
+    for (const auto& layer : layers_)
+        dispatches += layer.qkv.chunkCount() + 1 + layer.output.chunkCount() +
+                      layer.gateUp.chunkCount() + layer.down.chunkCount();
+    return dispatches;
+}
+
+void Engine::matvecChunks(CommandRecorder& recorder, const RowChunkedMatrix& matrix,
+                          MatvecArgs args, const std::string& label) {
+    for (std::uint32_t i = 0; i < matrix.chunkCount(); ++i) {
+        args.weights = &matrix.chunks[i];
+        args.firstRow = matrix.firstRows[i];
+        kernels_->matvec(recorder, args, label);
+    }
+}
+
+EngineMemory Engine::memory() const {
+    EngineMemory m;
+    m.weightBytes = weightBytes_;
+    for (const auto& layer : layers_) m.kvReservedBytes += layer.kv.size();
+    m.kvAllocatedBytes = kvCache_->allocatedBytes();
+    m.kvUsedBytes = kvCache_->usedBytes();
+    m.activationBytes = buffers_->activationBytes;
+    m.deviceBytes = context_->allocatedBytes();
+    m.peakDeviceBytes = context_->peakAllocatedBytes();
+    m.peakKvAllocatedBytes = peakKvAllocatedBytes_;
+    m.peakActivationRows = peakActivationRows_;
+    const auto& b = *buffers_;
+    m.activationBytesPerRow =
+        (std::uint64_t(b.hiddenStride) + 2ull * b.queryStride + b.ffnStride) * sizeof(float) +
+        sizeof(std::uint32_t) + sizeof(TokenInfo);
+    return m;
+}
+
+void Engine::resetPeakMemory() {
+    context_->resetPeak();
+    peakKvAllocatedBytes_ = kvCache_->allocatedBytes();
+    peakActivationRows_ = 0;
+}
+
+void Engine::uploadBlockTables(const std::vector<SequenceId>& sequences) {
+    const std::uint32_t maxBlocks = kvCache_->maxBlocksPerSequence();
+    for (const auto id : sequences) {
+        const auto& table = kvCache_->blockTable(id);
+        const std::uint32_t slot = kvCache_->slotOf(id);
+        buffers_->blockTables.upload(std::span<const std::uint32_t>(table),
+                                     std::uint64_t(slot) * maxBlocks * 4);
+    }
+}
+
+StepResult Engine::step(const std::vector<SequenceInput>& batch, bool allLogits) {
+    const auto start = std::chrono::steady_clock::now();
+    std::set<SequenceId> seen;
+    for (const auto& entry : batch) {
+        if (entry.tokens.empty()) {
+            throw ComputeError("sequence " + std::to_string(entry.sequence) + " has no new tokens");
+        }
+        if (!seen.insert(entry.sequence).second) {
+            throw ComputeError("sequence " + std::to_string(entry.sequence) +
+                               " appears twice in one step");
+        }
+        for (auto token : entry.tokens) {
+            if (token < 0 || std::uint32_t(token) >= config_.vocabSize) {
+                throw ComputeError("token id " + std::to_string(token) +
+                                   " is outside the vocabulary of " +
+                                   std::to_string(config_.vocabSize));
+            }
+        }
+    }
+
+    // Rows to compute: cached mode runs the new tokens after the cached positions; uncached
+    // mode forgets the cache and recomputes every position of the sequence.
+    // On any failure (cache full, device lost) every sequence goes back to where it was.
+    struct Saved {
+        SequenceId id;
+        bool existed;
+        std::size_t historySize;
+        std::uint32_t cachedLength;
+    };
+    std::vector<Saved> saved;
+    for (const auto& entry : batch) {
+        const bool existed = history_.count(entry.sequence) != 0;
+        saved.push_back({entry.sequence, existed, existed ? history_[entry.sequence].size() : 0,
+                         kvCache_->length(entry.sequence)});
+    }
+    try {
+        return runStep(batch, allLogits, start);
+    } catch (...) {
+        for (const auto& s : saved) {
+            if (!s.existed) {
+                history_.erase(s.id);
+                kvCache_->release(s.id);
+                continue;
+            }
+            history_[s.id].resize(s.historySize);
+            kvCache_->truncate(s.id, s.cachedLength);
+        }
+        throw;
+    }
+}
+
+StepResult Engine::runStep(const std::vector<SequenceInput>& batch, bool allLogits,
+                           std::chrono::steady_clock::time_point start) {
+    StepResult result;
+    auto& probes = result.probes;
+    std::vector<TokenRow> rows;
+    std::vector<SequenceId> ids;
+    std::int32_t logitRows = 0;
+    for (const auto& entry : batch) {
+        auto& history = history_[entry.sequence];
+        const std::uint32_t cachedLength = options_.cached ? kvCache_->length(entry.sequence) : 0;
+        if (!options_.cached) kvCache_->truncate(entry.sequence, 0);
+        if (options_.cached && cachedLength != history.size()) {
+            throw ComputeError("sequence " + std::to_string(entry.sequence) +
+                               " cache and history disagree");
+        }
+        const std::uint32_t first = std::uint32_t(history.size());
+        history.insert(history.end(), entry.tokens.begin(), entry.tokens.end());
+        const std::uint32_t total = std::uint32_t(history.size());
+        kvCache_->reserve(entry.sequence, total);
+        const std::uint32_t slot = kvCache_->slotOf(entry.sequence);
+        const std::uint32_t from = options_.cached ? cachedLength : 0;
+        for (std::uint32_t p = from; p < total; ++p) {
+            const bool wantsLogits = p + 1 == total || (allLogits && p >= first);
+            rows.push_back({history[p], slot, p, wantsLogits ? logitRows++ : -1});
+        }
+        if (total - from > 1) {
+            probes.prefillTokens += total - from;
+        } else {
+            probes.decodeTokens += 1;
+        }
+        ids.push_back(entry.sequence);
+    }
+    uploadBlockTables(ids);
+    const std::uint64_t rowMacs = models::layerMatrixMacsPerToken(config_) * config_.layers;
+    for (const auto& row : rows) {
+        probes.macs.projection += rowMacs;
+        probes.macs.attention += models::attentionMacsAtPosition(config_, row.position);
+    }
+    probes.macs.projection += std::uint64_t(logitRows) * models::outputHeadMacsPerToken(config_);
+
+    std::vector<float> logits(std::size_t(logitRows) * config_.vocabSize);
+    std::vector<std::int32_t> argmax(logitRows);
+    if (options_.probes.residualMax) {
+        probes.residualMax.assign(config_.layers, std::vector<float>(config_.hiddenSize, 0.0f));
+    }
+    const std::uint32_t maxTokens = std::max<std::uint32_t>(1, options_.maxTokensPerStep);
+    const std::uint32_t maxLogits = std::max<std::uint32_t>(1, options_.maxLogitRowsPerStep);
+    std::size_t begin = 0;
+    std::uint32_t logitBase = 0;
+    bool firstChunk = true;
+    while (begin < rows.size()) {
+        std::size_t end = begin;
+        std::uint32_t chunkLogits = 0;
+        while (end < rows.size() && end - begin < maxTokens &&
+               (rows[end].logitRow < 0 || chunkLogits < maxLogits)) {
+            if (rows[end].logitRow >= 0) ++chunkLogits;
+            ++end;
+        }
+        peakActivationRows_ = std::max(peakActivationRows_, std::uint32_t(end - begin));
+        runChunk(std::span<const TokenRow>(rows.data() + begin, end - begin), logitBase, logits,
+                 argmax, probes, firstChunk);
+        logitBase += chunkLogits;
+        firstChunk = false;
+        begin = end;
+    }
+
+    // Hand the rows back per sequence, in batch order.
+    std::size_t row = 0;
+    for (const auto& entry : batch) {
+        SequenceOutput out;
+        out.sequence = entry.sequence;
+        out.length = std::uint32_t(history_[entry.sequence].size());
+        const std::size_t count = allLogits ? entry.tokens.size() : 1;
+        out.logits.assign(logits.begin() + std::ptrdiff_t(row * config_.vocabSize),
+                          logits.begin() + std::ptrdiff_t((row + count) * config_.vocabSize));
+        out.argmax.assign(argmax.begin() + std::ptrdiff_t(row),
+                          argmax.begin() + std::ptrdiff_t(row + count));
+        row += count;
+        result.sequences.push_back(std::move(out));
+    }
+    probes.kvAllocatedBytesByLayer = kvCache_->allocatedBytesByLayer();
+    peakKvAllocatedBytes_ = std::max(peakKvAllocatedBytes_, kvCache_->allocatedBytes());
+    probes.kvUsedBytesByLayer = kvCache_->usedBytesByLayer();
+    if (!options_.cached) {
+        // Uncached: nothing is kept between steps (its peak was measured during the step).
+        for (const auto& entry : batch) kvCache_->truncate(entry.sequence, 0);
+    }
+    probes.wallMicroseconds =
+        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+    return result;
+}
+
+void Engine::runChunk(std::span<const TokenRow> rows, std::uint32_t logitRowBase,
+                      std::vector<float>& logits, std::vector<std::int32_t>& argmax,
+                      StepProbes& probes, bool firstChunk) {
+    const auto& c = config_;
+    auto& b = *buffers_;
+    const std::uint32_t n = std::uint32_t(rows.size());
+    std::vector<std::uint32_t> ids(n);
+    std::vector<TokenInfo> info(n);
+    std::vector<std::uint32_t> gather;
+    for (std::uint32_t i = 0; i < n; ++i) {
+        ids[i] = std::uint32_t(rows[i].token);
+        info[i] = {rows[i].slot, rows[i].position};
+        if (rows[i].logitRow >= 0) gather.push_back(i);
+    }
+    const std::uint32_t outputs = std::uint32_t(gather.size());
+    b.tokenIds.upload(std::span<const std::uint32_t>(ids));
+    b.tokenInfo.upload(std::span<const TokenInfo>(info));
+    if (outputs) b.gather.upload(std::span<const std::uint32_t>(gather));
+
+    const bool probeResidual = options_.probes.residualMax;
+    auto& rec = *recorder_;
+    rec.begin(options_.probes.kernelTimings);
+    if (probeResidual && firstChunk) rec.fill(b.residualMax, 0);
+    for (std::uint32_t i = 0; i < b.embedding.chunkCount(); ++i)
+        kernels_->embed(rec, b.embedding.chunks[i], b.tokenIds, b.hidden, b.hiddenStride, n,
+                        "embed", b.embedding.firstRows[i], c.vocabSize);
+    const KvLayout kvBase{nullptr, &b.tokenInfo, &b.blockTables, kvCache_->blockSize(),
+                          kvCache_->maxBlocksPerSequence()};
+    for (std::uint32_t l = 0; l < c.layers; ++l) {
+        auto& layer = layers_[l];
+        KvLayout kv = kvBase;
+        kv.cache = &layer.kv;
+
+        QkvRopeArgs qkv;
+        qkv.input = &b.hidden;
+        qkv.inputStride = b.hiddenStride;
+        qkv.queries = &b.queries;
+        qkv.queryStride = b.queryStride;
+        qkv.tokens = n;
+        qkv.normWeight = &layer.attnNorm;
+        qkv.eps = c.rmsNormEps;
+        qkv.bias = c.qkvBias ? &layer.qkvBias : nullptr;
+        qkv.ropeInvFrequency = &b.ropeInvFrequency;
+        qkv.splitHalf = c.ropePairing == models::RopePairing::SplitHalf;
+        qkv.heads = c.heads;
+        qkv.kvHeads = c.kvHeads;
+        qkv.headDim = c.headDim;
+        qkv.kv = kv;
+        for (std::uint32_t i = 0; i < layer.qkv.chunkCount(); ++i) {
+            qkv.weights = &layer.qkv.chunks[i];
+            qkv.firstRow = layer.qkv.firstRows[i];
+            kernels_->qkvRope(rec, qkv, "qkv_rope");
+        }
+
+        AttentionArgs attention;
+        attention.queries = &b.queries;
+        attention.queryStride = b.queryStride;
+        attention.output = &b.attention;
+        attention.outputStride = b.queryStride;
+        attention.tokens = n;
+        attention.heads = c.heads;
+        attention.kvHeads = c.kvHeads;
+        attention.headDim = c.headDim;
+        attention.kv = kv;
+        kernels_->attention(rec, attention, "attention");
+
+        MatvecArgs out;
+        out.input = &b.attention;
+        out.inputStride = b.queryStride;
+        out.output = &b.hidden;
+        out.outputStride = b.hiddenStride;
+        out.tokens = n;
+        out.residual = true;
+        matvecChunks(rec, layer.output, out, "attn_out");
+
+        GateUpArgs gateUp;
+        gateUp.input = &b.hidden;
+        gateUp.inputStride = b.hiddenStride;
+        gateUp.output = &b.ffn;
+        gateUp.outputStride = b.ffnStride;
+        gateUp.tokens = n;
+        gateUp.normWeight = &layer.ffnNorm;
+        gateUp.eps = c.rmsNormEps;
+        for (std::uint32_t i = 0; i < layer.gateUp.chunkCount(); ++i) {
+            gateUp.weights = &layer.gateUp.chunks[i];
+            gateUp.firstRow = layer.gateUp.firstRows[i];
+            kernels_->ffnGateUp(rec, gateUp, "ffn_gateup");
+        }
+
+        MatvecArgs down;
+        down.input = &b.ffn;
+        down.inputStride = b.ffnStride;
+        down.output = &b.hidden;
+        down.outputStride = b.hiddenStride;
+        down.tokens = n;
+        down.residual = true;
+        down.probe = probeResidual ? &b.residualMax : nullptr;
+        down.probeBase = l * b.hiddenStride;
+        matvecChunks(rec, layer.down, down, "ffn_down");
+    }
+    if (outputs) {
+        MatvecArgs head;
+        head.input = &b.hidden;
+        head.inputStride = b.hiddenStride;
+        head.output = &b.logits;
+        head.outputStride = c.vocabSize;
+        head.tokens = outputs;
+        head.normWeight = &b.outputNorm;
+        head.eps = c.rmsNormEps;
+        head.gather = &b.gather;
+        matvecChunks(rec, b.head(), head, "output_head");
+        kernels_->argmax(rec, b.logits, c.vocabSize, c.vocabSize, outputs, b.argmax, "argmax");
+    }
+    rec.submitAndWait();
+    probes.dispatches += rec.dispatchCount();
+    probes.submissions += 1;
+    probes.gpuMicroseconds += rec.lastSubmitMicroseconds();
+
+    if (outputs) {
+        b.logits.download(logits.data() + std::size_t(logitRowBase) * c.vocabSize,
+                          std::uint64_t(outputs) * c.vocabSize * 4);
+        b.argmax.download(argmax.data() + logitRowBase, std::uint64_t(outputs) * 4);
+    }
+    if (options_.probes.kernelTimings) {
+        for (const auto& timing : rec.timings()) {
+            auto found = std::find_if(probes.kernels.begin(), probes.kernels.end(),
+                                      [&](const auto& k) { return k.kernel == timing.label; });
+            if (found == probes.kernels.end()) {
+                probes.kernels.push_back({timing.label, 0, 0.0});
+                found = probes.kernels.end() - 1;
+            }
+            found->dispatches += 1;
+            found->microseconds += timing.microseconds;
+        }
+    }
+    if (probeResidual) {
+        // The probe accumulates over the step's chunks; the last read wins.
+        const auto bits = b.residualMax.read<float>(std::size_t(c.layers) * b.hiddenStride);
+        for (std::uint32_t l = 0; l < c.layers; ++l) {
+            std::copy_n(bits.begin() + std::ptrdiff_t(l) * b.hiddenStride, c.hiddenSize,
+                        probes.residualMax[l].begin());
+        }
+    }
+}
+
+} // namespace inferscope::compute

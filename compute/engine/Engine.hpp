@@ -1,0 +1,231 @@
+#pragma once
+// The GPU transformer: weights uploaded once, a paged KV cache, and one call, step(batch),
+// that serves prefill chunks and decode steps for any number of sequences at once
+// (DESIGN.md: one engine path for B=1 and B>1). Per layer it records five fused dispatches:
+//   qkv_rope   RMSNorm + Q/K/V projection (+bias) + RoPE + K/V written into the cache
+//   attention  causal GQA over the sequence's cache blocks
+//   attn_out   output projection added into the residual stream
+//   ffn_gateup RMSNorm + gate and up projections + SwiGLU
+//   ffn_down   down projection added into the residual stream (+ residual max |h| probe)
+// plus the embedding lookup, the final norm + output head, and argmax per step.
+#include "compute/engine/Kernels.hpp"
+#include "compute/engine/KvCache.hpp"
+#include "compute/formats/RowChunkedMatrix.hpp"
+#include "compute/formats/WeightFormat.hpp"
+#include "compute/vulkan/CommandRecorder.hpp"
+#include "models/LoadedModel.hpp"
+#include "models/ModelConfig.hpp"
+#include "models/reference/OperationCounts.hpp"
+#include "models/reference/ReferenceTransformer.hpp"
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace inferscope::compute {
+
+struct ProbeOptions {
+    bool kernelTimings = false; // timestamp after every dispatch (serializes: a mode)
+    bool residualMax = false;   // per-layer, per-dimension max |h|, reduced on the GPU
+};
+
+struct EngineOptions {
+    ContextOptions device;
+    // Projection matrices and the output head. The embedding table is f32 for F32 (and for
+    // AsStored over f32 host weights), else f16: the lookup reads one row per token.
+    WeightFormat weightFormat = WeightFormat::F16;
+    std::uint32_t blockSize = 16;          // KV positions per block
+    std::uint32_t kvCapacityTokens = 4096; // all sequences together
+    std::uint32_t maxSequences = 64;
+    std::uint32_t maxContextPerSequence = 0; // 0: the model's context (capped by capacity)
+    std::uint32_t maxTokensPerStep = 256;    // larger batches run as several submissions
+    std::uint32_t maxLogitRowsPerStep = 64;
+    bool cached = true; // false: every step recomputes each sequence from position 0
+    ProbeOptions probes;
+    std::optional<KernelTuning> tuning; // else picked from the device
+    // Largest buffer per weight matrix; larger ones are split into row chunks. 0: the
+    // device's limits (maxStorageBufferRange, maxMemoryAllocationSize); tests force splits.
+    std::uint64_t maxMatrixChunkBytes = 0;
+};
+
+// One sequence's part of a step: its new tokens (a prompt chunk, or one decoded token).
+struct SequenceInput {
+    SequenceId sequence = 0;
+    std::vector<std::int32_t> tokens;
+};
+
+struct SequenceOutput {
+    SequenceId sequence = 0;
+    std::uint32_t length = 0;         // positions in the sequence after this step
+    std::vector<float> logits;        // rows of vocab: last position, or every new one
+    std::vector<std::int32_t> argmax; // one per row of logits
+};
+
+struct KernelTime {
+    std::string kernel; // "qkv_rope", "attention", ...
+    std::uint32_t dispatches = 0;
+    double microseconds = 0.0;
+};
+
+struct StepProbes {
+    std::uint32_t prefillTokens = 0; // tokens of sequences that received more than one
+    std::uint32_t decodeTokens = 0;  // tokens of sequences that received exactly one
+    std::uint32_t dispatches = 0;
+    std::uint32_t submissions = 0;
+    double wallMicroseconds = 0.0;
+    double gpuMicroseconds = 0.0;    // sum of fence waits (submit to signal)
+    std::vector<KernelTime> kernels; // with ProbeOptions::kernelTimings
+    // With ProbeOptions::residualMax: [layer][dimension] max |h| over this step's tokens.
+    std::vector<std::vector<float>> residualMax;
+    // The KV cache's own per-layer accounting after the step (before an uncached step drops
+    // its positions again): bytes written, and bytes of the blocks handed out.
+    std::vector<std::uint64_t> kvUsedBytesByLayer, kvAllocatedBytesByLayer;
+    // Multiply-accumulates of the rows this step ran (chapter item 2), counted row by row
+    // from what was scheduled: every row through every layer's matrices, its attention over
+    // the positions up to its own, and the output head for the rows whose logits were made.
+    models::MacCount macs;
+};
+
+struct StepResult {
+    std::vector<SequenceOutput> sequences; // in batch order
+    StepProbes probes;
+};
+
+// One weight matrix on the GPU (fused ones count once), for bits per weight.
+struct WeightMatrixInfo {
+    std::string name; // "blk.0.attn_qkv", "output", ...
+    WeightFormat format = WeightFormat::F16;
+    std::uint64_t parameters = 0; // rows x cols, without padding
+    std::uint64_t bytes = 0;      // the GPU buffers
+    std::uint32_t chunks = 1;     // row chunks (buffers), each within one storage binding
+    double bitsPerWeight() const {
+        return parameters ? 8.0 * double(bytes) / double(parameters) : 0;
+    }
+};
+
+struct EngineMemory {
+    std::uint64_t weightBytes = 0;
+    std::uint64_t kvReservedBytes = 0; // the KV buffers of every layer (their real sizes)
+    std::uint64_t kvAllocatedBytes = 0;
+    std::uint64_t kvUsedBytes = 0;
+    std::uint64_t activationBytes = 0;
+    std::uint64_t deviceBytes = 0;     // everything this engine allocated
+    std::uint64_t peakDeviceBytes = 0; // since construction or resetPeak()
+    std::uint64_t peakWithoutWeights() const {
+        return peakDeviceBytes > weightBytes ? peakDeviceBytes - weightBytes : 0;
+    }
+    // What the work needed at its peak since construction or resetPeakMemory(), as opposed to
+    // what was reserved up front (every buffer above is allocated once, at its largest): KV
+    // blocks handed out at the end of the fullest step (an uncached step holds the whole
+    // sequence until it ends), and activation rows of the largest chunk, each row holding its
+    // hidden state, queries, attention output, FFN intermediate, token id and position.
+    std::uint64_t peakKvAllocatedBytes = 0;
+    std::uint32_t peakActivationRows = 0;
+    std::uint64_t activationBytesPerRow = 0;
+    std::uint64_t peakInUseWithoutWeights() const {
+        return peakKvAllocatedBytes + std::uint64_t(peakActivationRows) * activationBytesPerRow;
+    }
+};
+
+class Engine {
+public:
+    Engine(const models::LoadedModel& model, EngineOptions options = {});
+    // Tests substitute weights (e.g. quantized then dequantized) by name.
+    Engine(const models::ModelConfig& config, const models::ReferenceWeights& weights,
+           EngineOptions options = {});
+    ~Engine();
+    Engine(const Engine&) = delete;
+    Engine& operator=(const Engine&) = delete;
+
+    StepResult step(const std::vector<SequenceInput>& batch, bool allLogits = false);
+    void release(SequenceId sequence);
+    // Prefix sharing (PagedAttention): `target` starts with the full KV blocks of `source`
+    // (reference-counted, no copy); returns the positions shared. Feed `target` the rest of
+    // its tokens from that position on.
+    std::uint32_t forkSequence(SequenceId source, SequenceId target);
+    void reset(); // drops every sequence
+    // Keeps the first newLength positions of a sequence (history and KV blocks; whole blocks
+    // past them go back to the free list). Throws std::out_of_range past its end.
+    void truncate(SequenceId sequence, std::uint32_t newLength);
+
+    // Re-packs every matrix from the host weights the engine keeps (views into the model
+    // file's mapping, or the substituted weights) and re-uploads it; no file is read again.
+    // Drops every sequence: their cached K and V came from the old weights.
+    void setWeightFormat(WeightFormat format);
+    WeightFormat weightFormat() const { return options_.weightFormat; }
+    const std::vector<WeightMatrixInfo>& weightMatrices() const { return matrixInfo_; }
+
+    bool cached() const { return options_.cached; }
+    void setCached(bool cached);
+    void setProbes(const ProbeOptions& probes) { options_.probes = probes; }
+    const ProbeOptions& probes() const { return options_.probes; }
+    const EngineOptions& options() const { return options_; }
+
+    const models::ModelConfig& config() const { return config_; }
+    const VulkanContext& context() const { return *context_; }
+    const KvCache& kvCache() const { return *kvCache_; }
+    const KernelTuning& tuning() const { return kernels_->tuning(); }
+    std::uint32_t sequenceLength(SequenceId sequence) const;
+    EngineMemory memory() const;
+    void resetPeakMemory();
+    // Dispatches recorded for one decode token of one sequence (the per-token cost floor).
+    std::uint32_t dispatchesPerDecodeToken() const;
+
+private:
+    using WeightSource = std::function<std::vector<float>(const std::string&)>;
+    using WeightCheck = std::function<bool(const std::string&)>;
+    void build(const WeightSource& weights, const WeightCheck& has);
+    void uploadMatrices(); // the matrices of options_.weightFormat, replacing any others
+    // One matrix from its (stacked) source tensors, in row chunks within matrixChunkLimit():
+    // chunks hold a multiple of rowGranule rows (whole heads for Q|K|V); gateUpPairs splits
+    // a gate|up matrix by output row, each chunk holding its gate rows and then its up rows.
+    RowChunkedMatrix uploadFused(const std::vector<std::string>& names, std::uint32_t cols,
+                                 std::uint32_t expectedRows, WeightFormat format,
+                                 const std::string& label, std::uint32_t rowGranule = 1,
+                                 bool gateUpPairs = false);
+    std::uint64_t matrixChunkLimit() const;
+    // One matvec dispatch per row chunk of `matrix`.
+    void matvecChunks(CommandRecorder& recorder, const RowChunkedMatrix& matrix, MatvecArgs args,
+                      const std::string& label);
+    WeightFormat resolvedFormat(const std::vector<std::string>& names, WeightFormat format) const;
+    // Host weights kept for re-packing: one of the two is set.
+    std::shared_ptr<const models::WeightStore> store_;
+    std::shared_ptr<const models::ReferenceWeights> hostWeights_;
+    std::vector<WeightMatrixInfo> matrixInfo_;
+    std::uint64_t vectorBytes_ = 0;
+    struct TokenRow {
+        std::int32_t token;
+        std::uint32_t slot;
+        std::uint32_t position;
+        std::int32_t logitRow; // index into the step's logits rows, or -1
+    };
+    StepResult runStep(const std::vector<SequenceInput>& batch, bool allLogits,
+                       std::chrono::steady_clock::time_point start);
+    void runChunk(std::span<const TokenRow> rows, std::uint32_t logitRowBase,
+                  std::vector<float>& logits, std::vector<std::int32_t>& argmax, StepProbes& probes,
+                  bool firstChunk);
+    void uploadBlockTables(const std::vector<SequenceId>& sequences);
+
+    models::ModelConfig config_;
+    EngineOptions options_;
+    std::unique_ptr<VulkanContext> context_;
+    std::unique_ptr<Kernels> kernels_;
+    std::unique_ptr<CommandRecorder> recorder_;
+    std::unique_ptr<KvCache> kvCache_;
+    struct Layer;
+    std::vector<Layer> layers_;
+    struct Buffers;
+    std::unique_ptr<Buffers> buffers_;
+    std::map<SequenceId, std::vector<std::int32_t>> history_; // uncached mode recomputes these
+    std::uint64_t weightBytes_ = 0;
+    std::uint64_t baselineDeviceBytes_ = 0;
+    std::uint64_t peakKvAllocatedBytes_ = 0;
+    std::uint32_t peakActivationRows_ = 0;
+};
+
+} // namespace inferscope::compute

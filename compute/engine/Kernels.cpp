@@ -1,0 +1,310 @@
+#include "compute/engine/Kernels.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace inferscope::compute {
+
+namespace {
+
+// Matches shaders/matvec_params.glsl.
+struct MatvecPush {
+    std::uint32_t rows = 0;
+    std::uint32_t cols = 0;
+    std::uint32_t wStride = 0;
+    std::uint32_t xStride = 0;
+    std::uint32_t outStride = 0;
+    std::uint32_t tokens = 0;
+    float eps = 0.0f;
+    std::uint32_t probeBase = 0;
+    std::uint32_t heads = 0;
+    std::uint32_t kvHeads = 0;
+    std::uint32_t headDim = 0;
+    std::uint32_t blockSize = 0;
+    std::uint32_t maxBlocks = 0;
+    std::uint32_t formatWords = 0;
+    std::uint32_t firstRow = 0;
+    std::uint32_t pad = 0;
+};
+
+struct AttentionPush {
+    std::uint32_t tokens;
+    std::uint32_t heads;
+    std::uint32_t kvHeads;
+    std::uint32_t headDim;
+    std::uint32_t blockSize;
+    std::uint32_t maxBlocks;
+    std::uint32_t qStride;
+    std::uint32_t outStride;
+    float scale;
+};
+
+struct EmbedPush {
+    std::uint32_t cols;
+    std::uint32_t rowStride;
+    std::uint32_t outStride;
+    std::uint32_t tokens;
+    std::uint32_t vocab;
+    std::uint32_t firstRow;
+    std::uint32_t chunkRows;
+};
+
+struct ArgmaxPush {
+    std::uint32_t cols;
+    std::uint32_t stride;
+    std::uint32_t rows;
+};
+
+std::uint32_t divideUp(std::uint32_t a, std::uint32_t b) {
+    return (a + b - 1) / b;
+}
+
+void requireMultipleOf4(std::uint32_t stride, const char* what) {
+    if (stride % 4 != 0) {
+        throw ComputeError(std::string(what) + " stride " + std::to_string(stride) +
+                           " is not a multiple of 4 (rows must be zero-padded)");
+    }
+}
+
+} // namespace
+
+KernelTuning KernelTuning::forDevice(const DeviceInfo& info) {
+    KernelTuning tuning;
+    tuning.subgroupReduce = info.subgroupArithmetic;
+    const std::uint32_t subgroup = std::clamp<std::uint32_t>(info.subgroupSize, 1, 128);
+    if (info.type == "cpu") {
+        // lavapipe: a workgroup is one SIMD thread; lanes stream rows of their own.
+        tuning.workgroup = std::max<std::uint32_t>(subgroup, 4);
+        tuning.splitColumns = false;
+        // Measured on lavapipe (2 cores): 8 rows per lane for decode (SmolLM2-135M decode
+        // 20-30 tokens/s, against 14-21 with 4 rows per lane),
+        // 4 rows x 16 tokens per lane for prefill.
+        tuning.decodeSlots = 8;
+        tuning.prefillSlots = 4;
+        tuning.prefillTokens = 16;
+        tuning.attentionWorkgroup = tuning.workgroup;
+        // One subgroup per workgroup, 4 x width dividing the row padding.
+        tuning.broadcastInput = info.subgroupShuffle && tuning.workgroup == subgroup &&
+                                kColumnPadding % (4 * tuning.workgroup) == 0;
+    } else {
+        // GPUs: a subgroup per row block, coalesced loads across lanes, reduction at the end.
+        tuning.workgroup = std::clamp<std::uint32_t>(subgroup, 16, 64);
+        tuning.splitColumns = true;
+        tuning.decodeSlots = 4;
+        tuning.prefillSlots = 4;
+        tuning.prefillTokens = 8;
+        tuning.attentionWorkgroup = std::clamp<std::uint32_t>(subgroup, 8, 64);
+    }
+    if (!tuning.subgroupReduce) {
+        // The shared-memory tree needs a power of two.
+        std::uint32_t width = 1;
+        while (width * 2 <= tuning.workgroup) width *= 2;
+        tuning.workgroup = width;
+        tuning.attentionWorkgroup = std::min(tuning.attentionWorkgroup, width);
+    }
+    return tuning;
+}
+
+Kernels::Kernels(const VulkanContext& context)
+    : Kernels(context, KernelTuning::forDevice(context.info())) {}
+
+Kernels::Kernels(const VulkanContext& context, const KernelTuning& tuning)
+    : context_(context), tuning_(tuning),
+      dummy_(context, 16, BufferKind::DeviceLocal, "unused binding") {
+    dummy_.fillZero();
+}
+
+Pipeline& Kernels::pipeline(const std::string& shader, std::uint32_t bindings,
+                            std::uint32_t pushBytes, std::vector<std::uint32_t> specialization) {
+    std::string key = shader;
+    for (auto value : specialization) key += ':' + std::to_string(value);
+    auto found = pipelines_.find(key);
+    if (found == pipelines_.end()) {
+        found = pipelines_
+                    .emplace(key, std::make_unique<Pipeline>(context_, shader, bindings, pushBytes,
+                                                             std::move(specialization)))
+                    .first;
+    }
+    return *found->second;
+}
+
+Kernels::MatvecShape Kernels::shapeFor(std::uint32_t tokens, bool pairs) const {
+    MatvecShape shape{};
+    if (tokens <= 4) {
+        shape.rowSlots = tuning_.decodeSlots;
+        shape.tokensPerGroup = tokens <= 1 ? 1 : (tokens <= 2 ? 2 : 4);
+    } else {
+        shape.rowSlots = tuning_.prefillSlots;
+        shape.tokensPerGroup = tuning_.prefillTokens;
+    }
+    if (pairs && shape.rowSlots % 2) ++shape.rowSlots;
+    return shape;
+}
+
+std::vector<std::uint32_t> Kernels::coreSpecialization(const MatvecShape& shape, bool norm) const {
+    return {tuning_.workgroup, tuning_.subgroupReduce ? 1u : 0u,
+            shape.rowSlots,    shape.tokensPerGroup,
+            norm ? 1u : 0u,    tuning_.splitColumns ? 1u : 0u};
+}
+
+void Kernels::finishSpecialization(std::vector<std::uint32_t>& spec) const {
+    spec.resize(12, 0);
+    spec.push_back(tuning_.broadcastInput && !tuning_.splitColumns ? 1 : 0);
+}
+
+std::uint32_t Kernels::rowGroups(std::uint32_t rows, const MatvecShape& shape) const {
+    const std::uint32_t perGroup =
+        tuning_.splitColumns ? shape.rowSlots : shape.rowSlots * tuning_.workgroup;
+    return divideUp(rows, perGroup);
+}
+
+void Kernels::matvec(CommandRecorder& recorder, const MatvecArgs& a, const std::string& label) {
+    requireMultipleOf4(a.inputStride, "matvec input");
+    if (a.tokens == 0) return;
+    const auto shape = shapeFor(a.tokens, false);
+    auto spec = coreSpecialization(shape, a.normWeight != nullptr);
+    spec.push_back(a.bias ? 1 : 0);
+    spec.push_back(a.residual ? 1 : 0);
+    spec.push_back(a.gather ? 1 : 0);
+    spec.push_back(a.probe && a.residual ? 1 : 0);
+    finishSpecialization(spec);
+    auto& pipe = pipeline("matvec_" + matrixShaderSuffix(*a.weights), 7, sizeof(MatvecPush), spec);
+    MatvecPush push;
+    push.rows = a.weights->rows;
+    push.cols = a.weights->cols;
+    push.wStride = a.weights->stride;
+    push.xStride = a.inputStride;
+    push.outStride = a.outputStride;
+    push.tokens = a.tokens;
+    push.eps = a.eps;
+    push.probeBase = a.probeBase;
+    push.formatWords = a.weights->formatWords;
+    push.firstRow = a.firstRow;
+    recorder.dispatch(pipe,
+                      {{&a.weights->buffer},
+                       {a.input},
+                       {a.output},
+                       {a.normWeight ? a.normWeight : &dummy_},
+                       {a.bias ? a.bias : &dummy_},
+                       {a.gather ? a.gather : &dummy_},
+                       {a.probe ? a.probe : &dummy_}},
+                      push, rowGroups(a.weights->rows, shape),
+                      divideUp(a.tokens, shape.tokensPerGroup), 1, label);
+}
+
+void Kernels::qkvRope(CommandRecorder& recorder, const QkvRopeArgs& a, const std::string& label) {
+    requireMultipleOf4(a.inputStride, "qkv input");
+    if (a.tokens == 0) return;
+    const std::uint32_t allRows = (a.heads + 2 * a.kvHeads) * a.headDim;
+    if (a.headDim % 2 || a.firstRow % a.headDim || a.weights->rows % a.headDim ||
+        a.weights->rows == 0 || a.firstRow + a.weights->rows > allRows) {
+        throw ComputeError("qkv_rope: weight rows do not match heads x head dim");
+    }
+    const auto shape = shapeFor(a.tokens, true);
+    auto spec = coreSpecialization(shape, a.normWeight != nullptr);
+    spec.push_back(a.splitHalf ? 1 : 0);
+    spec.push_back(a.bias ? 1 : 0);
+    finishSpecialization(spec);
+    auto& pipe =
+        pipeline("qkv_rope_" + matrixShaderSuffix(*a.weights), 9, sizeof(MatvecPush), spec);
+    MatvecPush push;
+    push.rows = a.weights->rows;
+    push.cols = a.weights->cols;
+    push.wStride = a.weights->stride;
+    push.xStride = a.inputStride;
+    push.outStride = a.queryStride;
+    push.tokens = a.tokens;
+    push.eps = a.eps;
+    push.heads = a.heads;
+    push.kvHeads = a.kvHeads;
+    push.headDim = a.headDim;
+    push.blockSize = a.kv.blockSize;
+    push.maxBlocks = a.kv.maxBlocks;
+    push.formatWords = a.weights->formatWords;
+    push.firstRow = a.firstRow;
+    recorder.dispatch(pipe,
+                      {{&a.weights->buffer},
+                       {a.input},
+                       {a.queries},
+                       {a.normWeight ? a.normWeight : &dummy_},
+                       {a.bias ? a.bias : &dummy_},
+                       {a.kv.tokenInfo},
+                       {a.kv.blockTables},
+                       {a.kv.cache},
+                       {a.ropeInvFrequency}},
+                      push, rowGroups(a.weights->rows, shape),
+                      divideUp(a.tokens, shape.tokensPerGroup), 1, label);
+}
+
+void Kernels::ffnGateUp(CommandRecorder& recorder, const GateUpArgs& a, const std::string& label) {
+    requireMultipleOf4(a.inputStride, "ffn input");
+    if (a.tokens == 0) return;
+    if (a.weights->rows % 2) throw ComputeError("ffn_gateup: odd number of gate+up rows");
+    const auto shape = shapeFor(a.tokens, true);
+    auto spec = coreSpecialization(shape, a.normWeight != nullptr);
+    finishSpecialization(spec);
+    auto& pipe =
+        pipeline("ffn_gateup_" + matrixShaderSuffix(*a.weights), 4, sizeof(MatvecPush), spec);
+    MatvecPush push;
+    push.rows = a.weights->rows;
+    push.cols = a.weights->cols;
+    push.wStride = a.weights->stride;
+    push.xStride = a.inputStride;
+    push.outStride = a.outputStride;
+    push.tokens = a.tokens;
+    push.eps = a.eps;
+    push.formatWords = a.weights->formatWords;
+    push.firstRow = a.firstRow;
+    recorder.dispatch(
+        pipe,
+        {{&a.weights->buffer}, {a.input}, {a.output}, {a.normWeight ? a.normWeight : &dummy_}},
+        push, rowGroups(a.weights->rows, shape), divideUp(a.tokens, shape.tokensPerGroup), 1,
+        label);
+}
+
+void Kernels::attention(CommandRecorder& recorder, const AttentionArgs& a,
+                        const std::string& label) {
+    if (a.tokens == 0) return;
+    if (a.kvHeads == 0 || a.heads % a.kvHeads) {
+        throw ComputeError("attention: heads must be a multiple of kv heads");
+    }
+    std::uint32_t width = std::min(tuning_.attentionWorkgroup, a.headDim);
+    while (width > 1 && a.headDim % width) width /= 2;
+    const std::uint32_t group = a.heads / a.kvHeads;
+    // CPU devices: lanes take positions for the scores (attention_rows.comp); it needs the
+    // workgroup to be exactly one subgroup wide.
+    const bool rows = tuning_.broadcastInput && !tuning_.splitColumns &&
+                      width == tuning_.workgroup && a.headDim % 2 == 0;
+    auto& pipe = pipeline(rows ? "attention_rows" : "attention", 5, sizeof(AttentionPush),
+                          {width, tuning_.subgroupReduce ? 1u : 0u, group, a.headDim / width});
+    const AttentionPush push{a.tokens,      a.heads,        a.kvHeads,
+                             a.headDim,     a.kv.blockSize, a.kv.maxBlocks,
+                             a.queryStride, a.outputStride, 1.0f / std::sqrt(float(a.headDim))};
+    recorder.dispatch(pipe,
+                      {{a.queries}, {a.kv.cache}, {a.kv.tokenInfo}, {a.kv.blockTables}, {a.output}},
+                      push, a.kvHeads, a.tokens, 1, label);
+}
+
+void Kernels::embed(CommandRecorder& recorder, const DeviceMatrix& table, const Buffer& tokenIds,
+                    const Buffer& output, std::uint32_t outputStride, std::uint32_t tokens,
+                    const std::string& label, std::uint32_t firstRow, std::uint32_t vocab) {
+    requireMultipleOf4(outputStride, "embedding output");
+    if (tokens == 0) return;
+    auto& pipe = pipeline("embed_" + std::string(weightFormatShaderSuffix(table.format)), 3,
+                          sizeof(EmbedPush), {tuning_.workgroup, tuning_.subgroupReduce ? 1u : 0u});
+    const EmbedPush push{table.cols, table.stride, outputStride, tokens, vocab ? vocab : table.rows,
+                         firstRow,   table.rows};
+    recorder.dispatch(pipe, {{&table.buffer}, {&tokenIds}, {&output}}, push, tokens, 1, 1, label);
+}
+
+void Kernels::argmax(CommandRecorder& recorder, const Buffer& logits, std::uint32_t cols,
+                     std::uint32_t stride, std::uint32_t rows, const Buffer& result,
+                     const std::string& label) {
+    if (rows == 0) return;
+    auto& pipe = pipeline("argmax", 2, sizeof(ArgmaxPush),
+                          {tuning_.workgroup, tuning_.subgroupReduce ? 1u : 0u});
+    const ArgmaxPush push{cols, stride, rows};
+    recorder.dispatch(pipe, {{&logits}, {&result}}, push, rows, 1, 1, label);
+}
+
+} // namespace inferscope::compute

@@ -1,0 +1,148 @@
+#pragma once
+// The transformer's GPU kernels as recordable steps, with their variants picked from the
+// device's properties (workgroup width = subgroup size; on CPU devices each lane streams
+// whole rows, on GPUs lanes split a row and reduce). Pipelines are built on first use per
+// variant and cached; buffers that a variant does not use are bound to a dummy buffer.
+#include "compute/formats/WeightFormat.hpp"
+#include "compute/vulkan/CommandRecorder.hpp"
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace inferscope::compute {
+
+struct KernelTuning {
+    std::uint32_t workgroup = 8;     // lanes per workgroup
+    bool subgroupReduce = true;      // workgroup sums through subgroup operations
+    bool splitColumns = false;       // lanes split a row (GPU) or own rows (CPU devices)
+    bool broadcastInput = false;     // row layout: lanes share x slices by subgroup shuffles
+    std::uint32_t decodeSlots = 2;   // rows per lane (or per workgroup) for 1-4 tokens
+    std::uint32_t prefillSlots = 2;  // ... for larger batches
+    std::uint32_t prefillTokens = 8; // tokens per workgroup for larger batches
+    std::uint32_t attentionWorkgroup = 8;
+
+    static KernelTuning forDevice(const DeviceInfo& info);
+};
+
+// Per-token metadata for the cache-aware kernels (matches TokenInfo in kv_cache.glsl).
+struct TokenInfo {
+    std::uint32_t sequence = 0; // row of the sequence's block table
+    std::uint32_t position = 0;
+};
+
+struct MatvecArgs {
+    const DeviceMatrix* weights = nullptr;
+    const Buffer* input = nullptr;
+    std::uint32_t inputStride = 0; // elements; a multiple of 4 (zero-padded rows)
+    const Buffer* output = nullptr;
+    std::uint32_t outputStride = 0;
+    std::uint32_t tokens = 0;
+    const Buffer* normWeight = nullptr; // RMSNorm folded in when set
+    float eps = 1e-5f;
+    const Buffer* bias = nullptr;
+    bool residual = false;          // output += result
+    const Buffer* gather = nullptr; // input row of output t is gather[t]
+    const Buffer* probe = nullptr;  // residual only: atomic max |h| per row at probeBase
+    std::uint32_t probeBase = 0;
+    // `weights` is one row chunk (RowChunkedMatrix) starting at this row of the whole matrix:
+    // its results land in output (and bias, probe) columns firstRow + r.
+    std::uint32_t firstRow = 0;
+};
+
+struct KvLayout {
+    const Buffer* cache = nullptr; // one layer's blocks (f16)
+    const Buffer* tokenInfo = nullptr;
+    const Buffer* blockTables = nullptr;
+    std::uint32_t blockSize = 16;
+    std::uint32_t maxBlocks = 0; // block-table entries per sequence
+};
+
+struct QkvRopeArgs {
+    const DeviceMatrix* weights = nullptr; // rows: Q heads, K heads, V heads
+    const Buffer* input = nullptr;
+    std::uint32_t inputStride = 0;
+    const Buffer* queries = nullptr;
+    std::uint32_t queryStride = 0;
+    std::uint32_t tokens = 0;
+    const Buffer* normWeight = nullptr;
+    float eps = 1e-5f;
+    const Buffer* bias = nullptr;
+    const Buffer* ropeInvFrequency = nullptr; // headDim / 2 floats
+    bool splitHalf = false;
+    std::uint32_t heads = 0;
+    std::uint32_t kvHeads = 0;
+    std::uint32_t headDim = 0;
+    KvLayout kv;
+    std::uint32_t firstRow = 0; // a row chunk of whole heads starting at this row
+};
+
+struct GateUpArgs {
+    const DeviceMatrix* weights = nullptr; // rows: gate, then up
+    const Buffer* input = nullptr;
+    std::uint32_t inputStride = 0;
+    const Buffer* output = nullptr;
+    std::uint32_t outputStride = 0;
+    std::uint32_t tokens = 0;
+    const Buffer* normWeight = nullptr;
+    float eps = 1e-5f;
+    // A chunk of gate rows [firstRow, firstRow + n) then up rows of the same range.
+    std::uint32_t firstRow = 0;
+};
+
+struct AttentionArgs {
+    const Buffer* queries = nullptr;
+    std::uint32_t queryStride = 0;
+    const Buffer* output = nullptr;
+    std::uint32_t outputStride = 0;
+    std::uint32_t tokens = 0;
+    std::uint32_t heads = 0;
+    std::uint32_t kvHeads = 0;
+    std::uint32_t headDim = 0;
+    KvLayout kv;
+};
+
+class Kernels {
+public:
+    explicit Kernels(const VulkanContext& context);
+    Kernels(const VulkanContext& context, const KernelTuning& tuning);
+
+    const KernelTuning& tuning() const { return tuning_; }
+    std::size_t pipelineCount() const { return pipelines_.size(); }
+
+    void matvec(CommandRecorder& recorder, const MatvecArgs& args, const std::string& label);
+    void qkvRope(CommandRecorder& recorder, const QkvRopeArgs& args, const std::string& label);
+    void ffnGateUp(CommandRecorder& recorder, const GateUpArgs& args, const std::string& label);
+    void attention(CommandRecorder& recorder, const AttentionArgs& args, const std::string& label);
+    // `table` may be a row chunk holding token ids [firstRow, firstRow + table.rows) of a
+    // vocabulary of `vocab` (0: the table is whole); tokens outside it are left to the
+    // dispatches of the other chunks.
+    void embed(CommandRecorder& recorder, const DeviceMatrix& table, const Buffer& tokenIds,
+               const Buffer& output, std::uint32_t outputStride, std::uint32_t tokens,
+               const std::string& label = "embed", std::uint32_t firstRow = 0,
+               std::uint32_t vocab = 0);
+    void argmax(CommandRecorder& recorder, const Buffer& logits, std::uint32_t cols,
+                std::uint32_t stride, std::uint32_t rows, const Buffer& result,
+                const std::string& label = "argmax");
+
+private:
+    Pipeline& pipeline(const std::string& shader, std::uint32_t bindings, std::uint32_t pushBytes,
+                       std::vector<std::uint32_t> specialization);
+    struct MatvecShape {
+        std::uint32_t rowSlots;
+        std::uint32_t tokensPerGroup;
+    };
+    MatvecShape shapeFor(std::uint32_t tokens, bool pairs) const;
+    std::vector<std::uint32_t> coreSpecialization(const MatvecShape& shape, bool norm) const;
+    // Appends the specialization constants with ids from 10 on.
+    void finishSpecialization(std::vector<std::uint32_t>& spec) const;
+    std::uint32_t rowGroups(std::uint32_t rows, const MatvecShape& shape) const;
+
+    const VulkanContext& context_;
+    KernelTuning tuning_;
+    Buffer dummy_;
+    std::map<std::string, std::unique_ptr<Pipeline>> pipelines_;
+};
+
+} // namespace inferscope::compute

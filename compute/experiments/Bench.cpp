@@ -1,0 +1,131 @@
+#include "compute/experiments/Bench.hpp"
+
+#include <algorithm>
+#include <chrono>
+
+#if defined(__unix__) || defined(__APPLE__)
+#include <sys/resource.h>
+#endif
+
+namespace inferscope::compute {
+
+namespace {
+double secondsSince(std::chrono::steady_clock::time_point start) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// Process CPU time, all threads; 0 where the platform has no getrusage.
+double processCpuSeconds() {
+#if defined(__unix__) || defined(__APPLE__)
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    return double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+           double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) * 1e-6;
+#else
+    return 0.0;
+#endif
+}
+
+std::vector<SequenceInput> prefillBatch(std::uint32_t batch,
+                                        const std::vector<std::int32_t>& prompt) {
+    std::vector<SequenceInput> inputs;
+    for (std::uint32_t s = 0; s < batch; ++s) inputs.push_back({SequenceId(s + 1), prompt});
+    return inputs;
+}
+
+std::vector<SequenceInput> decodeBatch(const StepResult& previous) {
+    std::vector<SequenceInput> inputs;
+    for (const auto& s : previous.sequences) inputs.push_back({s.sequence, {s.argmax.back()}});
+    return inputs;
+}
+} // namespace
+
+std::vector<std::int32_t> benchPrompt(std::uint32_t tokens, std::uint32_t vocab,
+                                      std::uint32_t seed) {
+    std::vector<std::int32_t> prompt;
+    for (std::uint32_t i = 0; i < tokens; ++i) {
+        prompt.push_back(std::int32_t((i * 7919u + seed * 104729u + 17u) % vocab));
+    }
+    return prompt;
+}
+
+BenchResult runBench(Engine& engine, const BenchOptions& options) {
+    BenchResult result;
+    result.device = engine.context().info().name;
+    result.weightFormat = std::string(weightFormatName(engine.options().weightFormat));
+    result.promptTokens = options.promptTokens;
+    result.decodeTokens = options.decodeTokens;
+    result.batch = std::max<std::uint32_t>(1, options.batch);
+    result.weightBytes = engine.memory().weightBytes;
+    const auto prompt =
+        benchPrompt(std::max<std::uint32_t>(1, options.promptTokens), engine.config().vocabSize);
+    const auto savedProbes = engine.probes();
+    engine.setProbes({});
+
+    // Warm-up: builds every pipeline variant the timed runs use.
+    engine.reset();
+    auto warm = engine.step(prefillBatch(result.batch, prompt));
+    for (int i = 0; i < 2; ++i) warm = engine.step(decodeBatch(warm));
+    engine.reset();
+
+    auto start = std::chrono::steady_clock::now();
+    double cpuStart = processCpuSeconds();
+    auto step = engine.step(prefillBatch(result.batch, prompt));
+    result.promptSeconds = secondsSince(start);
+    result.promptCpuSeconds = processCpuSeconds() - cpuStart;
+    result.dispatchesPerPrefill = step.probes.dispatches;
+    result.promptTokensPerSecond = double(prompt.size()) * result.batch / result.promptSeconds;
+
+    start = std::chrono::steady_clock::now();
+    cpuStart = processCpuSeconds();
+    for (std::uint32_t i = 0; i < options.decodeTokens; ++i) {
+        step = engine.step(decodeBatch(step));
+        result.dispatchesPerDecodeStep = step.probes.dispatches;
+    }
+    result.decodeSeconds = secondsSince(start);
+    result.decodeCpuSeconds = processCpuSeconds() - cpuStart;
+    if (options.decodeTokens) {
+        result.decodeStepMilliseconds = result.decodeSeconds * 1000.0 / options.decodeTokens;
+        result.decodeTokensPerSecond =
+            double(options.decodeTokens) * result.batch / result.decodeSeconds;
+        result.decodeWeightGigabytesPerSecond =
+            double(result.weightBytes) * options.decodeTokens / result.decodeSeconds / 1e9;
+    }
+
+    if (options.kernelBreakdown && engine.context().info().timestamps) {
+        engine.reset();
+        engine.setProbes({.kernelTimings = true, .residualMax = false});
+        step = engine.step(prefillBatch(result.batch, prompt));
+        result.prefillKernels = step.probes.kernels;
+        const std::uint32_t steps = std::max<std::uint32_t>(1, std::min(options.decodeTokens, 8u));
+        for (std::uint32_t i = 0; i < steps; ++i) {
+            step = engine.step(decodeBatch(step));
+            for (const auto& k : step.probes.kernels) {
+                auto found = std::find_if(result.decodeKernels.begin(), result.decodeKernels.end(),
+                                          [&](const auto& e) { return e.kernel == k.kernel; });
+                if (found == result.decodeKernels.end()) {
+                    result.decodeKernels.push_back({k.kernel, 0, 0.0});
+                    found = result.decodeKernels.end() - 1;
+                }
+                found->dispatches += k.dispatches;
+                found->microseconds += k.microseconds;
+            }
+        }
+        for (auto& k : result.decodeKernels) {
+            k.dispatches /= steps;
+            k.microseconds /= steps;
+        }
+    }
+    engine.reset();
+    engine.setProbes(savedProbes);
+    return result;
+}
+
+std::uint64_t matrixBytesPerDecodeStep(const Engine& engine) {
+    std::uint64_t bytes = 0;
+    for (const auto& m : engine.weightMatrices())
+        if (m.name != "token_embd") bytes += m.bytes;
+    return bytes;
+}
+
+} // namespace inferscope::compute

@@ -1,0 +1,474 @@
+#include "compute/formats/GpuWeightPacking.hpp"
+
+#include "models/formats/TensorType.hpp"
+#include "models/quant/GgmlQuantize.hpp"
+#include "models/quant/WeightQuantizer.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <numeric>
+#include <optional>
+
+namespace inferscope::compute {
+
+namespace {
+
+constexpr std::uint32_t kGgmlBlock = 32;
+
+std::uint16_t readU16(const std::uint8_t* bytes) {
+    return std::uint16_t(bytes[0] | (std::uint16_t(bytes[1]) << 8));
+}
+
+// Byte-addressed writes into the word array (the host is little-endian, like SPIR-V).
+struct WordWriter {
+    std::vector<std::uint32_t>& words;
+    std::uint8_t* bytes() { return reinterpret_cast<std::uint8_t*>(words.data()); }
+    void setByte(std::uint64_t index, std::uint8_t value) { bytes()[index] = value; }
+    void setNibble(std::uint64_t index, unsigned code) {
+        std::uint8_t& byte = bytes()[index / 2];
+        byte = index % 2 == 0 ? std::uint8_t((byte & 0xf0) | code)
+                              : std::uint8_t((byte & 0x0f) | (code << 4));
+    }
+    // The index-th fp16 of the region starting at word `base`.
+    void setHalf(std::uint64_t base, std::uint64_t index, std::uint16_t bits) {
+        std::memcpy(bytes() + base * 4 + index * 2, &bits, 2);
+    }
+};
+
+// A part's f32 values: given, or dequantized from its stored bytes into `scratch`.
+std::span<const float> partValues(const MatrixPart& part, std::uint32_t cols,
+                                  std::vector<float>& scratch) {
+    const std::uint64_t n = std::uint64_t(part.rows) * cols;
+    if (!part.values.empty()) {
+        if (part.values.size() != n) throw ComputeError("matrix part has the wrong size");
+        return part.values;
+    }
+    if (!part.stored) throw ComputeError("matrix part has neither values nor stored bytes");
+    scratch.resize(n);
+    models::dequantize(part.stored->type, part.stored->data, scratch);
+    return scratch;
+}
+
+void packLab(const models::QuantSchemeSpec& spec, WeightFormat format,
+             std::span<const MatrixPart> parts, GpuPackedMatrix& out) {
+    using models::QuantScheme;
+    const bool eightBit =
+        spec.scheme == QuantScheme::Int8PerTensor || spec.scheme == QuantScheme::Int8PerRow;
+    const bool grouped =
+        spec.scheme == QuantScheme::Int4PerGroup || spec.scheme == QuantScheme::Nf4;
+    const bool perTensor =
+        spec.scheme == QuantScheme::Int8PerTensor || spec.scheme == QuantScheme::Int4PerTensor;
+    const std::uint64_t cols = out.cols, stride = out.stride;
+    if (grouped && cols % 4 != 0) {
+        throw ComputeError(std::string(weightFormatName(format)) +
+                           " needs a multiple of 4 columns (a vec4 must share one group), got " +
+                           std::to_string(cols));
+    }
+    const std::uint64_t elements = std::uint64_t(out.rows) * stride;
+    out.formatWords = std::uint32_t(eightBit ? elements / 4 : elements / 8);
+    std::uint64_t scaleHalves = 0;
+    if (grouped) {
+        std::uint64_t logical = std::uint64_t(out.rows) * cols;
+        // Padding columns compute a logical index up to one row past the end.
+        scaleHalves = (logical + stride) / spec.groupSize + 2;
+    } else {
+        scaleHalves = out.rows;
+    }
+    out.words.assign(out.formatWords + (scaleHalves + 1) / 2, 0u);
+    WordWriter writer{out.words};
+    const unsigned zeroCode = eightBit ? 0u : (spec.scheme == QuantScheme::Nf4 ? 7u : 8u);
+    if (!eightBit) {
+        const std::uint32_t fill = zeroCode * 0x11111111u;
+        std::fill_n(out.words.begin(), out.formatWords, fill);
+    }
+
+    std::uint32_t firstRow = 0;
+    std::uint64_t firstScale = 0;
+    std::vector<float> scratch;
+    for (std::size_t index = 0; index < parts.size(); ++index) {
+        const auto& part = parts[index];
+        const auto values = partValues(part, std::uint32_t(cols), scratch);
+        const auto packed = models::packMatrix(spec, values, part.rows, cols);
+        const std::uint64_t n = std::uint64_t(part.rows) * cols;
+        const std::uint8_t* codes = packed.bytes.data();
+        const std::uint8_t* scales = codes + (eightBit ? n : (n + 1) / 2);
+        for (std::uint64_t r = 0; r < part.rows; ++r) {
+            const std::uint64_t target = (firstRow + r) * stride;
+            const std::uint64_t source = r * cols;
+            if (eightBit) {
+                std::memcpy(writer.bytes() + target, codes + source, cols);
+                continue;
+            }
+            for (std::uint64_t c = 0; c < cols; ++c) {
+                const std::uint64_t e = source + c;
+                const unsigned code = e % 2 == 0 ? codes[e / 2] & 0x0fu : codes[e / 2] >> 4;
+                writer.setNibble(target + c, code);
+            }
+        }
+        if (grouped) {
+            const std::uint64_t count = (n + spec.groupSize - 1) / spec.groupSize;
+            if (index + 1 < parts.size() && n % spec.groupSize != 0) {
+                throw ComputeError(std::string(weightFormatName(format)) + ": a fused part of " +
+                                   std::to_string(n) + " weights is not a whole number of groups");
+            }
+            for (std::uint64_t s = 0; s < count; ++s)
+                writer.setHalf(out.formatWords, firstScale + s, readU16(scales + 2 * s));
+            firstScale += count;
+        } else {
+            for (std::uint64_t r = 0; r < part.rows; ++r)
+                writer.setHalf(out.formatWords, firstRow + r,
+                               readU16(scales + 2 * (perTensor ? 0 : r)));
+        }
+        firstRow += part.rows;
+    }
+}
+
+void packGgml(models::TensorType type, std::span<const MatrixPart> parts, GpuPackedMatrix& out) {
+    const std::uint64_t cols = out.cols, stride = out.stride;
+    const bool eightBit = type == models::TensorType::Q8_0;
+    const std::uint64_t elements = std::uint64_t(out.rows) * stride;
+    const std::uint64_t blocks = elements / kGgmlBlock;
+    out.formatWords = std::uint32_t(eightBit ? elements / 4 : elements / 8);
+    const std::uint64_t scaleWords = type == models::TensorType::Q4_0 ? (blocks + 1) / 2 : blocks;
+    out.words.assign(out.formatWords + scaleWords, 0u);
+    WordWriter writer{out.words};
+    const auto traits = models::tensorTypeTraits(type);
+    std::uint32_t firstRow = 0;
+    std::vector<float> scratch;
+    for (const auto& part : parts) {
+        std::vector<std::uint8_t> quantized;
+        std::span<const std::uint8_t> bytes;
+        if (part.stored && part.stored->type == type) {
+            bytes = part.stored->data;
+        } else if (eightBit) {
+            // Q8_0 from f32: the shared block quantizer, its f32 scale kept as is.
+            const auto values = partValues(part, std::uint32_t(cols), scratch);
+            std::int8_t codes[models::kQ8_0Block];
+            for (std::uint64_t r = 0; r < part.rows; ++r) {
+                for (std::uint64_t b = 0; b * kGgmlBlock < cols; ++b) {
+                    const std::uint64_t count = std::min<std::uint64_t>(kGgmlBlock, cols - b * 32);
+                    const float scale = models::quantizeQ8_0Block(
+                        values.subspan(r * cols + b * kGgmlBlock, count), std::span(codes, count));
+                    const std::uint64_t target = (firstRow + r) * stride + b * kGgmlBlock;
+                    out.words[out.formatWords + target / kGgmlBlock] =
+                        std::bit_cast<std::uint32_t>(scale);
+                    std::memcpy(writer.bytes() + target, codes, count);
+                }
+            }
+            firstRow += part.rows;
+            continue;
+        } else {
+            if (cols % kGgmlBlock != 0) {
+                throw ComputeError(std::string(traits.name) +
+                                   " needs a multiple of 32 columns, got " + std::to_string(cols));
+            }
+            quantized = models::quantizeGgml(type, partValues(part, std::uint32_t(cols), scratch));
+            bytes = quantized;
+        }
+        if (cols % kGgmlBlock != 0)
+            throw ComputeError(std::string(traits.name) + " needs a multiple of 32 columns");
+        const std::uint64_t blocksPerRow = cols / kGgmlBlock;
+        if (bytes.size() != std::uint64_t(part.rows) * blocksPerRow * traits.blockBytes)
+            throw ComputeError("stored " + std::string(traits.name) + " bytes have the wrong size");
+        for (std::uint64_t r = 0; r < part.rows; ++r) {
+            for (std::uint64_t b = 0; b < blocksPerRow; ++b) {
+                const std::uint8_t* block =
+                    bytes.data() + (r * blocksPerRow + b) * traits.blockBytes;
+                const std::uint64_t target = (firstRow + r) * stride + b * kGgmlBlock;
+                const std::uint64_t gpuBlock = target / kGgmlBlock;
+                switch (type) {
+                case models::TensorType::Q8_0:
+                    out.words[out.formatWords + gpuBlock] =
+                        std::bit_cast<std::uint32_t>(models::halfToFloat(readU16(block)));
+                    std::memcpy(writer.bytes() + target, block + 2, kGgmlBlock);
+                    break;
+                case models::TensorType::Q4_0:
+                case models::TensorType::Q4_1: {
+                    const bool hasMin = type == models::TensorType::Q4_1;
+                    if (hasMin) {
+                        out.words[out.formatWords + gpuBlock] =
+                            std::uint32_t(readU16(block)) |
+                            (std::uint32_t(readU16(block + 2)) << 16);
+                    } else {
+                        writer.setHalf(out.formatWords, gpuBlock, readU16(block));
+                    }
+                    // GGUF: element i in the low nibble of byte i, element i + 16 in the high.
+                    const std::uint8_t* qs = block + (hasMin ? 4 : 2);
+                    for (std::uint64_t i = 0; i < 16; ++i) {
+                        writer.setNibble(target + i, qs[i] & 0x0fu);
+                        writer.setNibble(target + i + 16, qs[i] >> 4);
+                    }
+                    break;
+                }
+                default:
+                    break;
+                }
+            }
+        }
+        firstRow += part.rows;
+    }
+}
+
+} // namespace
+
+std::uint64_t plainRowWords(WeightFormat format, std::uint32_t cols) {
+    const std::uint64_t stride = paddedColumns(cols);
+    return weightFormatInfo(format).packer == WeightPacker::Float32 ? stride : stride / 2;
+}
+
+std::vector<std::uint32_t> packPlainRows(WeightFormat format, std::span<const float> values,
+                                         std::uint32_t cols) {
+    const auto packer = weightFormatInfo(format).packer;
+    if (packer != WeightPacker::Float32 && packer != WeightPacker::Float16)
+        throw ComputeError("packPlainRows: " + std::string(weightFormatName(format)) +
+                           " is not a plain float format");
+    const std::uint64_t rows = cols ? values.size() / cols : 0;
+    const std::uint64_t rowWords = plainRowWords(format, cols);
+    std::vector<std::uint32_t> words(rows * rowWords, 0u);
+    WordWriter writer{words};
+    for (std::uint64_t r = 0; r < rows; ++r) {
+        const float* source = values.data() + r * cols;
+        if (packer == WeightPacker::Float32) {
+            std::memcpy(words.data() + r * rowWords, source, std::size_t(cols) * 4);
+        } else {
+            for (std::uint64_t c = 0; c < cols; ++c)
+                writer.setHalf(r * rowWords, c, models::floatToHalf(source[c]));
+        }
+    }
+    return words;
+}
+
+bool isLabScheme(WeightFormat format) {
+    return weightFormatInfo(format).packer == WeightPacker::LabScheme;
+}
+
+bool formatReadsStoredType(WeightFormat format, models::TensorType type) {
+    return weightFormatInfo(format).storedType == type;
+}
+
+WeightFormat formatForStoredType(models::TensorType type) {
+    for (const auto& info : weightFormatTable())
+        if (info.storedType == type) return info.format;
+    return WeightFormat::F16; // BF16 and K-quants, which no kernel reads yet
+}
+
+GpuPackedMatrix packForGpu(WeightFormat format, std::span<const MatrixPart> parts,
+                           std::uint32_t cols) {
+    const auto& info = weightFormatInfo(format);
+    GpuPackedMatrix out;
+    out.format = format;
+    out.cols = cols;
+    out.stride = paddedColumns(cols);
+    for (const auto& part : parts) out.rows += part.rows;
+    if (out.rows == 0 || cols == 0) throw ComputeError("packForGpu: empty matrix");
+    switch (info.packer) {
+    case WeightPacker::Float32:
+    case WeightPacker::Float16: {
+        std::vector<float> scratch;
+        for (const auto& part : parts) {
+            const auto words = packPlainRows(format, partValues(part, cols, scratch), cols);
+            out.words.insert(out.words.end(), words.begin(), words.end());
+        }
+        break;
+    }
+    case WeightPacker::LabScheme:
+        packLab(*info.labScheme, format, parts, out);
+        out.alignedGroups = info.alignedVariant && cols % kColumnPadding == 0;
+        break;
+    case WeightPacker::GgmlBlocks:
+        packGgml(*info.storedType, parts, out);
+        break;
+    case WeightPacker::PerMatrix:
+        throw ComputeError("packForGpu: as-stored is not a GPU layout (the engine resolves it "
+                           "per matrix to the format of the stored type)");
+    }
+    return out;
+}
+
+namespace {
+
+// Where a layout keeps its scales, for stackPackedRows.
+enum class ScaleLayout { None, HalfPerRow, HalfPerGroup, HalfPerBlock, WordPerBlock };
+struct PackedLayout {
+    std::uint32_t codeBits = 32;
+    ScaleLayout scales = ScaleLayout::None;
+    std::uint32_t group = 0; // elements per scale (groups and blocks)
+};
+
+PackedLayout packedLayout(WeightFormat format) {
+    const auto& info = weightFormatInfo(format);
+    switch (info.packer) {
+    case WeightPacker::Float32:
+        return {32, ScaleLayout::None, 0};
+    case WeightPacker::Float16:
+        return {16, ScaleLayout::None, 0};
+    case WeightPacker::LabScheme: {
+        using models::QuantScheme;
+        const auto scheme = info.labScheme->scheme;
+        const bool eightBit =
+            scheme == QuantScheme::Int8PerTensor || scheme == QuantScheme::Int8PerRow;
+        const bool grouped = scheme == QuantScheme::Int4PerGroup || scheme == QuantScheme::Nf4;
+        return {eightBit ? 8u : 4u, grouped ? ScaleLayout::HalfPerGroup : ScaleLayout::HalfPerRow,
+                grouped ? info.labScheme->groupSize : 0u};
+    }
+    case WeightPacker::GgmlBlocks:
+        switch (*info.storedType) {
+        case models::TensorType::Q8_0:
+            return {8, ScaleLayout::WordPerBlock, kGgmlBlock};
+        case models::TensorType::Q4_0:
+            return {4, ScaleLayout::HalfPerBlock, kGgmlBlock};
+        default:
+            return {4, ScaleLayout::WordPerBlock, kGgmlBlock};
+        }
+    case WeightPacker::PerMatrix:
+        break;
+    }
+    throw ComputeError("as-stored is not a GPU layout");
+}
+
+std::uint16_t halfAt(const GpuPackedMatrix& matrix, std::uint64_t index) {
+    const auto* bytes = reinterpret_cast<const std::uint8_t*>(matrix.words.data());
+    return readU16(bytes + std::uint64_t(matrix.formatWords) * 4 + index * 2);
+}
+
+} // namespace
+
+std::uint32_t packedRowGranule(WeightFormat format, std::uint32_t cols) {
+    const auto layout = packedLayout(format);
+    if (layout.scales != ScaleLayout::HalfPerGroup || cols == 0) return 1;
+    return layout.group / std::gcd(cols, layout.group);
+}
+
+GpuPackedMatrix stackPackedRows(const GpuPackedMatrix& source, std::span<const RowRange> ranges) {
+    const auto layout = packedLayout(source.format);
+    GpuPackedMatrix out;
+    out.format = source.format;
+    out.cols = source.cols;
+    out.stride = source.stride;
+    out.alignedGroups = source.alignedGroups;
+    const std::uint64_t codeWordsPerRow = std::uint64_t(source.stride) * layout.codeBits / 32;
+    for (const auto& range : ranges) {
+        if (range.count == 0 || std::uint64_t(range.first) + range.count > source.rows)
+            throw ComputeError("stackPackedRows: rows " + std::to_string(range.first) + " + " +
+                               std::to_string(range.count) + " outside a matrix of " +
+                               std::to_string(source.rows));
+        out.rows += range.count;
+        const auto begin = source.words.begin() + std::ptrdiff_t(range.first * codeWordsPerRow);
+        out.words.insert(out.words.end(), begin,
+                         begin + std::ptrdiff_t(range.count * codeWordsPerRow));
+    }
+    if (layout.scales == ScaleLayout::None) return out;
+    out.formatWords = std::uint32_t(out.words.size());
+    const std::uint64_t blocksPerRow = layout.group ? source.stride / layout.group : 0;
+    if (layout.scales == ScaleLayout::WordPerBlock) {
+        for (const auto& range : ranges) {
+            const auto begin = source.words.begin() + source.formatWords +
+                               std::ptrdiff_t(range.first * blocksPerRow);
+            out.words.insert(out.words.end(), begin,
+                             begin + std::ptrdiff_t(range.count * blocksPerRow));
+        }
+        return out;
+    }
+    std::vector<std::uint16_t> halves;
+    const std::uint64_t cols = source.cols, group = layout.group;
+    for (std::size_t k = 0; k < ranges.size(); ++k) {
+        const auto& range = ranges[k];
+        std::uint64_t begin = 0, end = 0;
+        switch (layout.scales) {
+        case ScaleLayout::HalfPerRow:
+            begin = range.first;
+            end = begin + range.count;
+            break;
+        case ScaleLayout::HalfPerBlock:
+            begin = range.first * blocksPerRow;
+            end = begin + range.count * blocksPerRow;
+            break;
+        default: { // HalfPerGroup: groups of consecutive logical elements
+            const std::uint64_t first = range.first * cols, last = first + range.count * cols;
+            const bool isLast = k + 1 == ranges.size();
+            if (first % group != 0 || (!isLast && last % group != 0))
+                throw ComputeError("stackPackedRows: rows " + std::to_string(range.first) + " + " +
+                                   std::to_string(range.count) + " split a scale group of " +
+                                   std::to_string(group));
+            begin = first / group;
+            end = (last + group - 1) / group;
+            break;
+        }
+        }
+        for (std::uint64_t i = begin; i < end; ++i) halves.push_back(halfAt(source, i));
+    }
+    if (layout.scales == ScaleLayout::HalfPerGroup) {
+        // As packLab: zero scales past the end, for the padding columns' group index.
+        const std::uint64_t logical = std::uint64_t(out.rows) * cols;
+        halves.resize((logical + out.stride) / group + 2, 0);
+    }
+    const std::size_t scaleWords = (halves.size() + 1) / 2;
+    out.words.resize(out.formatWords + scaleWords, 0u);
+    std::memcpy(out.words.data() + out.formatWords, halves.data(), halves.size() * 2);
+    return out;
+}
+
+DeviceMatrix uploadPacked(const VulkanContext& context, const GpuPackedMatrix& packed,
+                          const std::string& label) {
+    DeviceMatrix matrix;
+    matrix.format = packed.format;
+    matrix.rows = packed.rows;
+    matrix.cols = packed.cols;
+    matrix.stride = packed.stride;
+    matrix.formatWords = packed.formatWords;
+    matrix.alignedGroups = packed.alignedGroups;
+    matrix.buffer = Buffer(context, packed.words.size() * 4, BufferKind::DeviceLocal, label);
+    matrix.buffer.upload(std::span<const std::uint32_t>(packed.words));
+    return matrix;
+}
+
+std::vector<float> referenceDequantized(WeightFormat format, std::span<const float> values,
+                                        std::uint32_t rows, std::uint32_t cols,
+                                        const models::StoredTensor* stored) {
+    const auto& info = weightFormatInfo(format);
+    std::vector<float> scratch;
+    const MatrixPart part{values, rows, stored};
+    if (info.packer == WeightPacker::LabScheme) {
+        return models::dequantizeMatrix(
+            models::packMatrix(*info.labScheme, partValues(part, cols, scratch), rows, cols));
+    }
+    const auto type = info.storedType;
+    if (stored && type && stored->type == *type && info.packer == WeightPacker::GgmlBlocks) {
+        std::vector<float> out(std::uint64_t(rows) * cols);
+        models::dequantize(*type, stored->data, out);
+        return out;
+    }
+    const auto source = partValues(part, cols, scratch);
+    std::vector<float> out(source.begin(), source.end());
+    switch (info.packer) {
+    case WeightPacker::Float16:
+        for (auto& v : out) v = models::halfToFloat(models::floatToHalf(v));
+        break;
+    case WeightPacker::GgmlBlocks:
+        if (*type == models::TensorType::Q8_0) {
+            // Blocks of 32 along each row, the last one shorter (as packGgml packs them).
+            std::int8_t codes[models::kQ8_0Block];
+            for (std::uint64_t r = 0; cols && r < out.size() / cols; ++r) {
+                for (std::uint32_t b = 0; b < cols; b += kGgmlBlock) {
+                    const auto block =
+                        std::span(out).subspan(r * cols + b, std::min(kGgmlBlock, cols - b));
+                    const float scale =
+                        models::quantizeQ8_0Block(block, std::span(codes, block.size()));
+                    for (std::size_t i = 0; i < block.size(); ++i) block[i] = codes[i] * scale;
+                }
+            }
+        } else {
+            models::dequantize(*type, models::quantizeGgml(*type, source), out);
+        }
+        break;
+    case WeightPacker::PerMatrix:
+        throw ComputeError("referenceDequantized: as-stored is resolved per matrix");
+    default:
+        break; // f32: as is
+    }
+    return out;
+}
+
+} // namespace inferscope::compute

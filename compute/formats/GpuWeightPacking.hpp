@@ -1,0 +1,90 @@
+#pragma once
+// GPU layouts of the quantization lab's schemes (models/WeightQuantizer) and of the GGUF
+// block types Q4_0 / Q4_1 / Q8_0, built from the same quantized codes the host packers
+// produce, so the host dequantizer and the shaders compute with exactly the same values.
+//
+// Every layout is [codes][scales] in 32-bit words. The codes sit at the padded element index
+// e = row * stride + col (stride = paddedColumns(cols)), so the matrix kernels step through
+// whole rows; padding holds the code of 0. The scales start at word formatWords:
+//   int8-tensor, int8-row, int4-tensor, int4-row: one fp16 per row, two per word (per-tensor
+//     rows repeat their tensor's scale: a fused matrix such as Q|K|V keeps one scale per
+//     source tensor, as the lab quantizes them);
+//   int4-g128, int4-g64, nf4: the host's scale array unchanged (one fp16 per group of
+//     consecutive *logical* elements, groups may cross rows), two per word, then a few zero
+//     words so a padding column's group index stays inside the buffer; the shader maps the
+//     padded index back to the logical one (only when stride != cols);
+//   q4_0: one fp16 d per 32-element block of the padded row, two per word;
+//   q4_1: one word per block, d in the low half and m in the high half;
+//   q8_0: int8 codes, one f32 scale per 32-element block of the padded row;
+//   f32, f16: the values, rows padded with zeros (two halves per word).
+#include "compute/formats/RowChunkedMatrix.hpp"
+#include "compute/formats/WeightFormat.hpp"
+#include "models/WeightStore.hpp"
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace inferscope::compute {
+
+// One source tensor of a (possibly fused) matrix: `rows` rows of the matrix's columns, as
+// f32 values, or as the file's bytes (`stored`, used by Q4_0 / Q4_1 / Q8_0 when its type is
+// that format: the GPU then reads exactly the file's codes and scales).
+struct MatrixPart {
+    std::span<const float> values; // may be empty when `stored` is set
+    std::uint32_t rows = 0;
+    const models::StoredTensor* stored = nullptr;
+};
+
+// A matrix in its GPU layout, on the host.
+struct GpuPackedMatrix {
+    WeightFormat format = WeightFormat::F32;
+    std::uint32_t rows = 0;
+    std::uint32_t cols = 0;
+    std::uint32_t stride = 0;
+    std::uint32_t formatWords = 0;
+    bool alignedGroups = false; // group formats with cols % 64 == 0 (see DeviceMatrix)
+    std::vector<std::uint32_t> words;
+};
+
+// Packs the parts (stacked in order) into `format` with the format's packer (its
+// WeightFormatInfo::packer); throws ComputeError for a shape the format cannot hold (Q4_0 /
+// Q4_1 / Q8_0 from stored bytes need cols % 32 == 0; group formats need cols % 4 == 0 and
+// every part but the last a whole number of groups) and for AsStored.
+GpuPackedMatrix packForGpu(WeightFormat format, std::span<const MatrixPart> parts,
+                           std::uint32_t cols);
+// F32 / F16: rows of `cols` values (values.size() / cols rows), each padded to
+// paddedColumns(cols); plainRowWords(format, cols) words per row.
+std::vector<std::uint32_t> packPlainRows(WeightFormat format, std::span<const float> values,
+                                         std::uint32_t cols);
+std::uint64_t plainRowWords(WeightFormat format, std::uint32_t cols);
+DeviceMatrix uploadPacked(const VulkanContext& context, const GpuPackedMatrix& packed,
+                          const std::string& label);
+
+// A matrix of the given row ranges of `source`, stacked in order, in the same layout: the
+// same codes and scales (nothing is re-quantized, so a per-tensor scale survives a split).
+// Lets a matrix larger than one storage binding live as row chunks, and a fused gate|up
+// chunk hold gate rows [a, b) followed by up rows [a, b). Group formats need every range to
+// start on a group boundary, and every range but the last to end on one
+// (packedRowGranule); throws ComputeError otherwise.
+GpuPackedMatrix stackPackedRows(const GpuPackedMatrix& source, std::span<const RowRange> ranges);
+// The smallest row count r such that r rows of `cols` weights are a whole number of the
+// format's scale groups (1 for formats without cross-row groups).
+std::uint32_t packedRowGranule(WeightFormat format, std::uint32_t cols);
+
+// The values the GPU computes with for one source tensor in `format` (the host reference):
+// f32 as is, f16 rounded, models::dequantizeMatrix of models::packMatrix for the lab schemes,
+// the GGUF dequantizer for the block types (of the stored bytes when `stored` has that type).
+std::vector<float> referenceDequantized(WeightFormat format, std::span<const float> values,
+                                        std::uint32_t rows, std::uint32_t cols,
+                                        const models::StoredTensor* stored = nullptr);
+
+// Packed by the lab's quantizer (WeightPacker::LabScheme: the int8 / int4 / nf4 schemes).
+bool isLabScheme(WeightFormat format);
+// The GGUF type whose bytes a format reads as stored (Q4_0, Q4_1, Q8_0, F16, F32).
+bool formatReadsStoredType(WeightFormat format, models::TensorType type);
+// The GPU format that keeps a stored type's own precision ("as stored"); F16 for types no
+// kernel reads (BF16, K-quants), which is what the fallback uses.
+WeightFormat formatForStoredType(models::TensorType type);
+
+} // namespace inferscope::compute

@@ -1,0 +1,129 @@
+#pragma once
+// How a weight matrix is stored on the GPU, and the one table of weight formats: each row
+// names the format (the one name the CLI, the GUI and JSON use), its bits per weight, its host
+// packer, its shader include (shaders/dequant_<shader>.glsl, from which the build generates
+// every matrix kernel for it) and the lab quantizer (models/WeightQuantizer) that computes the
+// same values. A new format is one row here, one packer and one include; nothing else changes.
+#include "compute/vulkan/Buffer.hpp"
+#include "models/quant/WeightQuantizer.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace inferscope::compute {
+
+enum class WeightFormat {
+    F32,
+    F16,
+    Q8_0, // blocks of 32 signed bytes sharing one f32 scale (absmax / 127): 9 bits per weight
+    // The quantization lab's schemes (models/WeightQuantizer, fp16 scales; layouts in
+    // compute/formats/GpuWeightPacking.hpp) and the GGUF 4-bit block types.
+    Int8Tensor, // int8 codes, one scale per source tensor
+    Int8Row,    // int8 codes, one scale per output row
+    Int4Tensor, // 4-bit codes q + 8, one scale per source tensor
+    Int4Row,
+    Int4G128, // one scale per 128 consecutive weights
+    Int4G64,
+    Nf4,  // NF4 level indices, one absmax per 64 consecutive weights
+    Q4_0, // GGUF blocks of 32, (q - 8) * d
+    Q4_1, // GGUF blocks of 32, q * d + m
+    // Not a GPU layout: the engine picks, per matrix, the format of the file's own type
+    // (Q4_0 / Q4_1 / Q8_0 / F16 / F32 from the file's bytes; other types fall back to F16).
+    AsStored,
+};
+
+// How a format's host packer builds its layout (compute/formats/GpuWeightPacking.hpp).
+enum class WeightPacker {
+    Float32,    // f32 rows
+    Float16,    // fp16 rows (models/HalfFloat)
+    LabScheme,  // models::packMatrix with the row's labScheme, re-laid out for the kernels
+    GgmlBlocks, // GGUF blocks of the row's storedType: the file's bytes, or quantized from f32
+    PerMatrix,  // AsStored: each matrix takes the format of its stored type
+};
+
+struct WeightFormatInfo {
+    WeightFormat format;
+    std::string_view name;   // the one name: CLI --format / --scheme, GUI, JSON, tables
+    std::string_view alias;  // an older spelling still accepted on input ("" if none)
+    std::string_view shader; // shaders/dequant_<shader>.glsl; kernels "matvec_<shader>", ...
+    // Bits per weight including scales, for rows whose length is a multiple of the group;
+    // the per-row and per-tensor formats add rowScaleBits per row (one fp16 scale) on top.
+    double bitsPerWeight;
+    double rowScaleBits;
+    WeightPacker packer;
+    // The lab quantizer whose host dequantizer gives exactly the values the kernels use
+    // (the same scheme); none for the GGUF block types, which models::quantizeGgml and
+    // models::quantizeQ8_0Block quantize.
+    std::optional<models::QuantSchemeSpec> labScheme;
+    // The stored tensor type whose file bytes this format reads unchanged ("as stored").
+    std::optional<models::TensorType> storedType;
+    // Kernels also built with ALIGNED_GROUPS (suffix "_aligned"), read when every row is a
+    // whole number of groups (DeviceMatrix::alignedGroups).
+    bool alignedVariant;
+
+    // Bits per weight of a matrix with rows of `cols` weights (scales included).
+    double bitsForRows(std::uint32_t cols) const {
+        return bitsPerWeight + (cols ? rowScaleBits / cols : 0.0);
+    }
+};
+
+// Every row of the table: the GPU layouts in the chapter's order, then AsStored.
+std::span<const WeightFormatInfo> weightFormatTable();
+const WeightFormatInfo& weightFormatInfo(WeightFormat format);
+// The row named `name` (its canonical name or its alias); nullptr for an unknown name.
+const WeightFormatInfo* findWeightFormat(std::string_view name);
+// The canonical names, comma-separated (for error messages).
+std::string weightFormatNames();
+
+// Every GPU layout (AsStored excluded), in the chapter's order.
+std::span<const WeightFormat> allWeightFormats();
+// weightFormatInfo(format).shader.
+std::string_view weightFormatShaderSuffix(WeightFormat format);
+
+// weightFormatInfo(format).name: "fp32", "fp16", "q8_0", "int8-tensor", ..., "nf4-b64",
+// "as-stored" (the lab scheme's name where the format is a lab scheme).
+std::string_view weightFormatName(WeightFormat format);
+// The format with that name or alias (e.g. "f16" for fp16, "nf4" for nf4-b64).
+std::optional<WeightFormat> weightFormatFromName(std::string_view name);
+// Rows (of weights and of activations) are zero-padded to a multiple of 64 elements, so
+// every kernel variant can step through them in whole chunks (e.g. 4 x 16 lanes).
+constexpr std::uint32_t kColumnPadding = 64;
+inline std::uint32_t paddedColumns(std::uint32_t cols) {
+    return (cols + kColumnPadding - 1) / kColumnPadding * kColumnPadding;
+}
+
+// A row-major [rows][cols] matrix on the GPU, each row zero-padded to `stride` elements.
+struct DeviceMatrix {
+    Buffer buffer;
+    WeightFormat format = WeightFormat::F32;
+    std::uint32_t rows = 0;
+    std::uint32_t cols = 0;
+    std::uint32_t stride = 0;
+    std::uint32_t formatWords = 0; // block formats: the word where the scales start
+    // Group formats: rows of a multiple of 64 weights (no padding, groups aligned to the
+    // kernels' chunks), read by the "_aligned" shader variants.
+    bool alignedGroups = false;
+    std::uint64_t bytes() const { return buffer.size(); }
+};
+
+// The shader name suffix of the kernels that read this matrix.
+std::string matrixShaderSuffix(const DeviceMatrix& matrix);
+
+// Packs f32 rows into `format` and uploads them.
+DeviceMatrix uploadMatrix(const VulkanContext& context, std::span<const float> values,
+                          std::uint32_t rows, std::uint32_t cols, WeightFormat format,
+                          const std::string& label);
+
+// The values the GPU will compute with after packing into `format` (for CPU oracles):
+// f16 rounding, or Q8_0 quantization and back. Rows of `cols` values.
+std::vector<float> roundTripWeights(std::span<const float> values, std::uint32_t cols,
+                                    WeightFormat format);
+
+// A vector of floats zero-padded to a multiple of 4 (norm weights, biases, frequencies).
+Buffer uploadVector(const VulkanContext& context, std::span<const float> values,
+                    const std::string& label);
+
+} // namespace inferscope::compute
