@@ -2,8 +2,8 @@
 #include "app/cli/Backends.hpp"
 #include "app/cli/Commands.hpp"
 #include "app/cli/Output.hpp"
-#include "compute/engine/ProbeOverhead.hpp"
 #include "compute/experiments/Bench.hpp"
+#include "compute/experiments/ProbeOverhead.hpp"
 #include "compute/vulkan/BandwidthProbe.hpp"
 
 #include <algorithm>

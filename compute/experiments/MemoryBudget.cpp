@@ -1,6 +1,6 @@
 #include "compute/experiments/MemoryBudget.hpp"
 
-#include "compute/session/ResourcePaths.hpp"
+#include "compute/ResourcePaths.hpp"
 #include "models/ModelError.hpp"
 #include "models/formats/StrictJson.hpp"
 

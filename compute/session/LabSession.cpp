@@ -1,5 +1,6 @@
 #include "compute/session/LabSession.hpp"
 
+#include "compute/ResourcePaths.hpp"
 #include "compute/engine/CpuBackend.hpp"
 #include "compute/engine/Generation.hpp"
 #include "compute/engine/VulkanBackend.hpp"
@@ -9,7 +10,6 @@
 #include "compute/experiments/QualityReport.hpp"
 #include "compute/experiments/Scheduler.hpp"
 #include "compute/experiments/WeightReport.hpp"
-#include "compute/session/ResourcePaths.hpp"
 #include "compute/vulkan/BandwidthProbe.hpp"
 #include "models/formats/TextFile.hpp"
 #include "models/tokenizer/PrintableBytes.hpp"

@@ -1,4 +1,4 @@
-#include "compute/session/ResourcePaths.hpp"
+#include "compute/ResourcePaths.hpp"
 
 #include <cstdlib>
 #include <vector>

@@ -1,4 +1,4 @@
-#include "compute/engine/ProbeOverhead.hpp"
+#include "compute/experiments/ProbeOverhead.hpp"
 
 #include "compute/experiments/Bench.hpp"
 
