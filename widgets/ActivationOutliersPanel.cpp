@@ -45,6 +45,17 @@ public:
         QStyledItemDelegate::paint(painter, option, index);
     }
 };
+
+// "0" for the bin [0, 1), else "2ⁿ" for the bin [2ⁿ, 2ⁿ⁺¹).
+QString binLabel(std::int64_t lowerEdge) {
+    if (lowerEdge < 1) return QStringLiteral("0");
+    static const QString superscripts = QString::fromUtf8("⁰¹²³⁴⁵⁶⁷⁸⁹");
+    int exponent = 0;
+    while ((std::int64_t(1) << (exponent + 1)) <= lowerEdge) ++exponent;
+    QString label = QStringLiteral("2");
+    for (QChar digit : QString::number(exponent)) label += superscripts[digit.digitValue()];
+    return label;
+}
 } // namespace
 
 ActivationOutliersPanel::ActivationOutliersPanel(QWidget* parent)
@@ -55,8 +66,9 @@ ActivationOutliersPanel::ActivationOutliersPanel(QWidget* parent)
                  parent),
       histogram_(new TableModel(this)), outliers_(new TableModel(this)),
       persistence_(new TableModel(this)) {
-    // Each bar is labelled with its bin's lower edge: short enough to read at any scale.
-    setAxis(Qt::Horizontal, tr("max |h| over the prompt (bins from the value shown to twice it)"),
+    // Each bar is labelled with its bin's lower edge as a power of two: at most three
+    // characters, so none is cut to "..." when 16 bars share a projector-sized chart.
+    setAxis(Qt::Horizontal, tr("max |h| over the prompt (bar 2ⁿ: from 2ⁿ to 2ⁿ⁺¹)"),
             AxisScale::Category);
     setAxis(Qt::Vertical, tr("dimensions (log scale)"), AxisScale::Log);
     addSeries(tr("dimensions per bin"), SeriesKind::Bars);
@@ -154,12 +166,12 @@ void ActivationOutliersPanel::rebuildChart() {
         std::int64_t edge = 0;
         for (int row = 0; row < histogram_->rowCount(); ++row) {
             edge = std::int64_t(histogram_->number(row, int(to)));
-            categories << QString::number(qlonglong(histogram_->number(row, int(from))));
+            categories << binLabel(std::int64_t(histogram_->number(row, int(from))));
             counts << histogram_->number(row, int(count));
         }
         // Empty bins up to the largest value of any layer: the same axis for every layer.
         for (; edge > 0 && edge < topEdge_; edge *= 2) {
-            categories << QString::number(edge);
+            categories << binLabel(edge);
             counts << 0.0;
         }
     }

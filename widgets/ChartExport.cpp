@@ -12,25 +12,30 @@
 #include <QPixmap>
 #include <QSaveFile>
 #include <QSvgGenerator>
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 
 namespace inferscope::widgets::ChartExport {
 
 namespace {
-// A panel never shown on screen has no laid-out size yet; give it one to draw at.
+// A panel on a hidden tab has never been laid out: give it a size at which its chart gets a
+// readable figure, larger at a larger presentation scale, and the panel stays the larger of
+// the two (the figure is the chart with its title and caption, not more than the panel).
 void prepareForDrawing(ChartPanel& panel) {
-    if (!panel.isVisible() && (panel.width() < 200 || panel.height() < 150))
-        panel.resize(panel.sizeHint().expandedTo(QSize(900, 600)));
+    if (panel.isVisible()) return;
+    const QSize wanted = (QSizeF(900, 520) * panel.presentationScale()).toSize();
+    panel.resize(panel.size().expandedTo(panel.sizeHint()).expandedTo(wanted));
     if (panel.layout()) panel.layout()->activate();
-    // A panel on a hidden tab is not laid out: its chart still has its minimum size. The
-    // figure gets a readable size of its own, larger at a larger presentation scale.
-    if (!panel.isVisible()) {
-        auto* chart = panel.chartWidget();
-        const QSize wanted = (QSizeF(900, 520) * panel.presentationScale()).toSize();
-        if (chart->width() < wanted.width() || chart->height() < wanted.height())
-            chart->resize(chart->size().expandedTo(wanted));
+    auto* chart = panel.chartWidget();
+    const QSize missing(std::max(0, wanted.width() - chart->width()),
+                        std::max(0, wanted.height() - chart->height()));
+    if (missing.width() > 0 || missing.height() > 0) {
+        panel.resize(panel.size() + missing);
+        if (panel.layout()) panel.layout()->activate();
     }
+    if (chart->width() < wanted.width() || chart->height() < wanted.height())
+        chart->resize(chart->size().expandedTo(wanted));
 }
 
 QString writeBytes(const QString& path, const QByteArray& bytes) {

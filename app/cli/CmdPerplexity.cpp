@@ -2,6 +2,7 @@
 #include "app/cli/Backends.hpp"
 #include "app/cli/Commands.hpp"
 #include "app/cli/Output.hpp"
+#include "compute/experiments/QualityReport.hpp"
 #include "compute/session/LabSession.hpp"
 #include "models/formats/TextFile.hpp"
 #include "models/reference/Perplexity.hpp"
@@ -40,6 +41,12 @@ int runPerplexity(const CommandArgs& args, std::ostream& out) {
                          std::to_string(model.config.contextLength));
     const auto& tokenizer = session.tokenizer();
     auto tokens = tokenizer.encode(text, true, false);
+    // The window's rule too: at least 64 tokens, the window shortened to a shorter text.
+    try {
+        context = compute::experiments::perplexityContext(tokens.size(), context);
+    } catch (const std::invalid_argument& error) {
+        throw UsageError(file.string() + ": " + error.what());
+    }
 
     models::PerplexityOptions options;
     options.context = context;

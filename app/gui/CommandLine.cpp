@@ -25,11 +25,7 @@
 namespace inferscope::gui {
 
 QStringList panelIds() {
-    // The window's tabs, in order (a test checks this list against MainWindow::panels()).
-    return {"timings",    "kernel-timings", "cached-vs-uncached",  "attention-cost",
-            "mac-counts", "kv-cache",       "activation-outliers", "quant-levels",
-            "schemes",    "speculative",    "soft-labels",         "batching",
-            "scheduler",  "memory-budget",  "model-card"};
+    return PanelDeck::panelIds();
 }
 
 bool asksForHelpOrVersion(int argc, char** argv) {

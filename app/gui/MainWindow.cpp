@@ -8,50 +8,27 @@
 #include "widgets/BatchingPanel.hpp"
 #include "widgets/CachingPanel.hpp"
 #include "widgets/ChartExport.hpp"
-#include "widgets/KernelTimingsPanel.hpp"
-#include "widgets/KvCachePanel.hpp"
 #include "widgets/LabSelection.hpp"
-#include "widgets/MacCountsPanel.hpp"
 #include "widgets/MemoryBudgetPanel.hpp"
-#include "widgets/ModelCardPanel.hpp"
 #include "widgets/QuantLevelsPanel.hpp"
 #include "widgets/SchedulerPanel.hpp"
 #include "widgets/SchemesPanel.hpp"
 #include "widgets/SoftLabelsPanel.hpp"
 #include "widgets/SpeculativePanel.hpp"
-#include "widgets/TimingsPanel.hpp"
 
-#include <QAction>
 #include <QApplication>
 #include <QCheckBox>
 #include <QCloseEvent>
 #include <QComboBox>
 #include <QDir>
 #include <QDoubleSpinBox>
-#include <QDragEnterEvent>
-#include <QDropEvent>
-#include <QFileDialog>
 #include <QFileInfo>
-#include <QFormLayout>
-#include <QGroupBox>
-#include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
 #include <QLocale>
-#include <QMenuBar>
-#include <QMessageBox>
-#include <QMimeData>
 #include <QPlainTextEdit>
 #include <QProgressBar>
-#include <QPushButton>
-#include <QScrollArea>
 #include <QSpinBox>
-#include <QSplitter>
-#include <QStatusBar>
-#include <QTabWidget>
-#include <QToolButton>
-#include <QVBoxLayout>
-#include <filesystem>
 
 namespace inferscope::gui {
 
@@ -87,21 +64,7 @@ MainWindow::~MainWindow() {
 void MainWindow::subscribe() {
     auto* jobs = jobs_.get();
     // The panels follow the lab's records themselves.
-    timings_->subscribe(*jobs);
-    kernels_->subscribe(*jobs);
-    kvCache_->subscribe(*jobs);
-    modelCard_->subscribe(*jobs);
-    outliers_->subscribe(*jobs);
-    levels_->subscribe(*jobs);
-    caching_->subscribe(*jobs);
-    schemes_->subscribe(*jobs);
-    attention_->subscribe(*jobs);
-    macs_->subscribe(*jobs);
-    budget_->subscribe(*jobs);
-    softLabels_->subscribe(*jobs);
-    speculative_->subscribe(*jobs);
-    batching_->subscribe(*jobs);
-    scheduler_->subscribe(*jobs);
+    deck_->subscribe(*jobs);
     // The window's own part: the model label, the output text and the status bar.
     connect(jobs, &widgets::LabJobs::modelLoaded, this, &MainWindow::onModelLoaded);
     connect(jobs, &widgets::LabJobs::formatSwitched, this, &MainWindow::onFormatSwitched);
@@ -120,8 +83,8 @@ void MainWindow::subscribe() {
     });
     // The panels had no layers before their data: now they can show the selected one.
     connect(jobs, &widgets::LabJobs::activationsUpdated, this, [this] {
-        outliers_->setLayer(selection_->layer());
-        levels_->setLayer(selection_->layer());
+        deck_->outliers()->setLayer(selection_->layer());
+        deck_->levels()->setLayer(selection_->layer());
     });
     connect(jobs, &widgets::LabJobs::jobProgress, this,
             [this](quint64, widgets::JobKind kind, const QString& stage, int percent) {
@@ -180,7 +143,8 @@ void MainWindow::onModelLoaded(const widgets::LoadedModelPtr& model) {
             std::uint64_t bytes = 0;
             for (const auto& heap : device.heaps)
                 if (heap.deviceLocal) bytes = std::max(bytes, heap.bytes);
-            if (bytes) budget_->setDetectedDevice(QString::fromStdString(device.name), bytes);
+            if (bytes)
+                deck_->budget()->setDetectedDevice(QString::fromStdString(device.name), bytes);
         }
     }
     modelLabel_->setText(tr("<b>%1</b><br>%2 · backend: %3")
@@ -194,7 +158,7 @@ void MainWindow::onModelLoaded(const widgets::LoadedModelPtr& model) {
     const QString format = backendChoice_.weightFormat.empty()
                                ? QString("fp16")
                                : QString::fromStdString(backendChoice_.weightFormat);
-    schemes_->setGenerationScheme(
+    deck_->schemes()->setGenerationScheme(
         factoryInjected_ || backendChoice_.kind == BackendChoice::Kind::Cpu ? QString("fp32")
                                                                             : format,
         true);
@@ -214,7 +178,7 @@ void MainWindow::onModelLoaded(const widgets::LoadedModelPtr& model) {
 void MainWindow::onFormatSwitched(const widgets::FormatSwitchPtr& result) {
     backendName_ = QString::fromStdString(result->backend);
     const QString format = QString::fromStdString(result->format);
-    schemes_->setGenerationScheme(format, true);
+    deck_->schemes()->setGenerationScheme(format, true);
     modelLabel_->setText(modelLabel_->text().section(tr(" · backend: "), 0, 0) +
                          tr(" · backend: %1").arg(backendName_));
     QLocale locale;
@@ -271,24 +235,20 @@ void MainWindow::onJobEnded(widgets::JobKind kind, const QString& error, bool fa
         emit generationFinished(true);
         return;
     case JobKind::CompareCaching:
-        statusLabel_->setText(failed ? tr("Cached vs uncached failed") : caching_->summaryText());
-        if (failed) showError(tr("Cached vs uncached failed"), error);
+        reportJobEnd(tr("Cached vs uncached"), deck_->caching()->summaryText(), error, failed);
         emit comparisonFinished(!failed);
         return;
     case JobKind::WeightReport:
     case JobKind::QualityReport:
-        statusLabel_->setText(failed ? tr("Scheme report failed") : schemes_->summaryText());
-        if (failed && error != "cancelled") showError(tr("Scheme report failed"), error);
+        reportJobEnd(tr("Scheme report"), deck_->schemes()->summaryText(), error, failed);
         emit schemeReportFinished(!failed);
         return;
     case JobKind::BatchingSweep:
     case JobKind::Scheduler: {
         const bool sweep = kind == JobKind::BatchingSweep;
-        const QString what = sweep ? tr("Batching sweep") : tr("Static vs continuous batching");
-        statusLabel_->setText(failed  ? tr("%1 failed").arg(what)
-                              : sweep ? batching_->summaryText()
-                                      : scheduler_->summaryText());
-        if (failed && error != "cancelled") showError(tr("%1 failed").arg(what), error);
+        reportJobEnd(sweep ? tr("Batching sweep") : tr("Static vs continuous batching"),
+                     sweep ? deck_->batching()->summaryText() : deck_->scheduler()->summaryText(),
+                     error, failed);
         if (sweep)
             emit batchingFinished(!failed);
         else
@@ -303,20 +263,16 @@ void MainWindow::onJobEnded(widgets::JobKind kind, const QString& error, bool fa
         emit generationSchemeSwitched(!failed);
         return;
     case JobKind::AttentionHead:
-        statusLabel_->setText(failed ? tr("Attention head timing failed")
-                                     : attention_->summaryText());
-        if (failed && error != "cancelled") showError(tr("Attention head timing failed"), error);
+        reportJobEnd(tr("Attention head timing"), deck_->attention()->summaryText(), error, failed);
         emit attentionHeadFinished(!failed);
         return;
     case JobKind::SoftLabels:
-        statusLabel_->setText(failed ? tr("Soft labels failed") : softLabels_->summaryText());
-        if (failed && error != "cancelled") showError(tr("Soft labels failed"), error);
+        reportJobEnd(tr("Soft labels"), deck_->softLabels()->summaryText(), error, failed);
         emit softLabelsFinished(!failed);
         return;
     case JobKind::Speculative:
-        statusLabel_->setText(failed ? tr("Speculative decoding failed")
-                                     : speculative_->summaryText());
-        if (failed && error != "cancelled") showError(tr("Speculative decoding failed"), error);
+        reportJobEnd(tr("Speculative decoding"), deck_->speculative()->summaryText(), error,
+                     failed);
         emit speculativeFinished(!failed);
         return;
     }
@@ -367,28 +323,40 @@ void MainWindow::setBackendChoice(const BackendChoice& choice) {
 }
 
 void MainWindow::showPanel(const QString& panelId) {
-    for (auto* panel : panels())
-        if (panel->panelId() == panelId) tabs_->setCurrentWidget(panel);
+    deck_->showPanel(panelId);
+}
+
+bool MainWindow::startLabJob(const QString& status, const std::function<void()>& start,
+                             bool needsModel) {
+    if ((needsModel && !hasModel()) || isBusy() || isLoading()) return false;
+    statusLabel_->setText(status);
+    start();
+    updateActions();
+    return true;
+}
+
+void MainWindow::reportJobEnd(const QString& what, const QString& summary, const QString& error,
+                              bool failed) {
+    statusLabel_->setText(failed ? tr("%1 failed").arg(what) : summary);
+    // A cancel is the user's own doing, not an error to show.
+    if (failed && error != "cancelled") showError(tr("%1 failed").arg(what), error);
 }
 
 bool MainWindow::compareCaching(int tokens) {
-    if (!hasModel() || isBusy() || isLoading()) return false;
-    auto request = requestFromUi();
-    request.maxNewTokens = tokens;
-    statusLabel_->setText(tr("Cached vs uncached: %1 tokens each…").arg(tokens));
-    jobs_->compareCaching(request);
-    updateActions();
-    return true;
+    return startLabJob(tr("Cached vs uncached: %1 tokens each…").arg(tokens), [&] {
+        auto request = requestFromUi();
+        request.maxNewTokens = tokens;
+        jobs_->compareCaching(request);
+    });
 }
 
 bool MainWindow::timeAttentionHead(const std::vector<std::uint32_t>& lengths) {
-    if (isBusy() || isLoading() || lengths.empty()) return false;
+    if (lengths.empty()) return false;
     compute::experiments::AttentionHeadOptions options;
     options.lengths = lengths;
-    statusLabel_->setText(tr("Timing one attention head up to n = %1…").arg(lengths.back()));
-    jobs_->attentionHead(options);
-    updateActions();
-    return true;
+    return startLabJob(
+        tr("Timing one attention head up to n = %1…").arg(lengths.back()),
+        [&] { jobs_->attentionHead(options); }, false);
 }
 
 bool MainWindow::computeSoftLabels(const QString& prompt, const QStringList& schemes) {
@@ -402,11 +370,9 @@ bool MainWindow::computeSoftLabels(const QString& prompt, const QStringList& sch
         showError(tr("Soft labels failed"), QString::fromUtf8(error.what()));
         return false;
     }
-    statusLabel_->setText(
-        tr("Next-token distribution of the reference and %1 schemes…").arg(schemes.size()));
-    jobs_->softLabels(request);
-    updateActions();
-    return true;
+    return startLabJob(
+        tr("Next-token distribution of the reference and %1 schemes…").arg(schemes.size()),
+        [&] { jobs_->softLabels(request); });
 }
 
 bool MainWindow::runSchemeReport(const SchemeReportRequest& request) {
@@ -419,19 +385,19 @@ bool MainWindow::runSchemeReport(const SchemeReportRequest& request) {
         showError(tr("Scheme report failed"), QString::fromUtf8(error.what()));
         return false;
     }
-    if (request.quality) {
-        compute::QualityRequest quality;
-        quality.schemes = schemes;
-        quality.perplexityTokens = request.perplexityTokens;
-        quality.batteryQuestions = request.batteryQuestions;
-        jobs_->qualityReport(quality);
-    } else {
-        jobs_->weightReport(schemes);
-    }
-    statusLabel_->setText(request.quality ? tr("Measuring the schemes' quality…")
-                                          : tr("Measuring the schemes' weight errors…"));
-    updateActions();
-    return true;
+    return startLabJob(request.quality ? tr("Measuring the schemes' quality…")
+                                       : tr("Measuring the schemes' weight errors…"),
+                       [&] {
+                           if (!request.quality) {
+                               jobs_->weightReport(schemes);
+                               return;
+                           }
+                           compute::QualityRequest quality;
+                           quality.schemes = schemes;
+                           quality.perplexityTokens = request.perplexityTokens;
+                           quality.batteryQuestions = request.batteryQuestions;
+                           jobs_->qualityReport(quality);
+                       });
 }
 
 void MainWindow::cancelSchemeReport() {
@@ -447,7 +413,7 @@ void MainWindow::setGenerationScheme(const QString& scheme) {
     const auto format = compute::weightFormatFromName(scheme.toStdString());
     const bool onVulkan = !factoryInjected_ && backendChoice_.kind == BackendChoice::Kind::Vulkan;
     if (!format || !onVulkan) {
-        schemes_->setGenerationScheme(scheme, false);
+        deck_->schemes()->setGenerationScheme(scheme, false);
         statusLabel_->setText(
             !format
                 ? tr("%1 is host-analysis only: the GPU engine has no kernel for it").arg(scheme)
@@ -456,7 +422,7 @@ void MainWindow::setGenerationScheme(const QString& scheme) {
         return;
     }
     backendChoice_.weightFormat = scheme.toStdString(); // later loads use it too
-    schemes_->setGenerationScheme(scheme, true);
+    deck_->schemes()->setGenerationScheme(scheme, true);
     if (!hasModel() || isLoading()) return; // the load on its way builds it in this format
     if (isBusy()) {
         statusLabel_->setText(tr("%1 applies once the running job ends").arg(scheme));
@@ -486,19 +452,12 @@ QStringList MainWindow::exportAll(const QString& folder, QString* error) {
 }
 
 bool MainWindow::runBatchingSweep(const compute::BatchingRequest& request) {
-    if (!hasModel() || isBusy() || isLoading()) return false;
-    statusLabel_->setText(tr("Measuring batched decode…"));
-    jobs_->batchingSweep(request);
-    updateActions();
-    return true;
+    return startLabJob(tr("Measuring batched decode…"), [&] { jobs_->batchingSweep(request); });
 }
 
 bool MainWindow::runSchedulerComparison(const compute::SchedulingRequest& request) {
-    if (!hasModel() || isBusy() || isLoading()) return false;
-    statusLabel_->setText(tr("Running static, then continuous batching…"));
-    jobs_->schedulerComparison(request);
-    updateActions();
-    return true;
+    return startLabJob(tr("Running static, then continuous batching…"),
+                       [&] { jobs_->schedulerComparison(request); });
 }
 
 void MainWindow::cancelServing() {
@@ -513,11 +472,8 @@ void MainWindow::cancelServing() {
 }
 
 bool MainWindow::runSpeculative(const compute::SpeculativeRequest& request) {
-    if (!hasModel() || isBusy() || isLoading()) return false;
-    statusLabel_->setText(tr("Speculative decoding: the target, then each draft…"));
-    jobs_->speculative(request);
-    updateActions();
-    return true;
+    return startLabJob(tr("Speculative decoding: the target, then each draft…"),
+                       [&] { jobs_->speculative(request); });
 }
 
 void MainWindow::cancelSpeculative() {

@@ -5,11 +5,13 @@
 // subscribe to its records themselves, the window starts, stops and drops jobs and keeps the
 // status bar. Public slots and signals double as the interface the command line and tests drive.
 #include "app/gui/LabTypes.hpp"
+#include "app/gui/PanelDeck.hpp"
 #include "app/gui/Settings.hpp"
 #include "widgets/LabJobs.hpp"
 
 #include <QMainWindow>
 #include <QThread>
+#include <functional>
 #include <memory>
 
 class QAction;
@@ -24,27 +26,10 @@ class QProgressBar;
 class QPushButton;
 class QSpinBox;
 class QSplitter;
-class QTabWidget;
 class QToolButton;
 
 namespace inferscope::widgets {
-class ActivationOutliersPanel;
-class AttentionCostPanel;
-class BatchingPanel;
-class CachingPanel;
-class ChartPanel;
-class KernelTimingsPanel;
-class KvCachePanel;
 class LabSelection;
-class MacCountsPanel;
-class MemoryBudgetPanel;
-class ModelCardPanel;
-class QuantLevelsPanel;
-class SchedulerPanel;
-class SchemesPanel;
-class SoftLabelsPanel;
-class SpeculativePanel;
-class TimingsPanel;
 } // namespace inferscope::widgets
 
 namespace inferscope::gui {
@@ -84,21 +69,22 @@ public:
     QString backendName() const { return backendName_; }
 
     QList<widgets::ChartPanel*> panels() const;
-    widgets::TimingsPanel* timingsPanel() const { return timings_; }
-    widgets::KvCachePanel* kvCachePanel() const { return kvCache_; }
-    widgets::ModelCardPanel* modelCardPanel() const { return modelCard_; }
-    widgets::ActivationOutliersPanel* outliersPanel() const { return outliers_; }
-    widgets::KernelTimingsPanel* kernelsPanel() const { return kernels_; }
-    widgets::CachingPanel* cachingPanel() const { return caching_; }
-    widgets::QuantLevelsPanel* levelsPanel() const { return levels_; }
-    widgets::SchemesPanel* schemesPanel() const { return schemes_; }
-    widgets::AttentionCostPanel* attentionPanel() const { return attention_; }
-    widgets::MacCountsPanel* macCountsPanel() const { return macs_; }
-    widgets::MemoryBudgetPanel* budgetPanel() const { return budget_; }
-    widgets::SoftLabelsPanel* softLabelsPanel() const { return softLabels_; }
-    widgets::SpeculativePanel* speculativePanel() const { return speculative_; }
-    widgets::BatchingPanel* batchingPanel() const { return batching_; }
-    widgets::SchedulerPanel* schedulerPanel() const { return scheduler_; }
+    PanelDeck* panelDeck() const { return deck_; }
+    widgets::TimingsPanel* timingsPanel() const { return deck_->timings(); }
+    widgets::KvCachePanel* kvCachePanel() const { return deck_->kvCache(); }
+    widgets::ModelCardPanel* modelCardPanel() const { return deck_->modelCard(); }
+    widgets::ActivationOutliersPanel* outliersPanel() const { return deck_->outliers(); }
+    widgets::KernelTimingsPanel* kernelsPanel() const { return deck_->kernels(); }
+    widgets::CachingPanel* cachingPanel() const { return deck_->caching(); }
+    widgets::QuantLevelsPanel* levelsPanel() const { return deck_->levels(); }
+    widgets::SchemesPanel* schemesPanel() const { return deck_->schemes(); }
+    widgets::AttentionCostPanel* attentionPanel() const { return deck_->attention(); }
+    widgets::MacCountsPanel* macCountsPanel() const { return deck_->macCounts(); }
+    widgets::MemoryBudgetPanel* budgetPanel() const { return deck_->budget(); }
+    widgets::SoftLabelsPanel* softLabelsPanel() const { return deck_->softLabels(); }
+    widgets::SpeculativePanel* speculativePanel() const { return deck_->speculative(); }
+    widgets::BatchingPanel* batchingPanel() const { return deck_->batching(); }
+    widgets::SchedulerPanel* schedulerPanel() const { return deck_->scheduler(); }
     widgets::LabSelection* selection() const { return selection_; }
     QComboBox* backendBox() const { return backendBox_; }
     QCheckBox* profileToggle() const { return profileCheck_; }
@@ -185,6 +171,13 @@ private:
     void onJobEnded(widgets::JobKind kind, const QString& error, bool failed);
     void dropJobs(); // answers to running jobs belong to the old model
     compute::GenerationRequest requestFromUi();
+    // Starts a lab job when the window is free (and, if it needs one, has a model): shows
+    // `status`, calls `start`, updates the actions. False when busy.
+    bool startLabJob(const QString& status, const std::function<void()>& start,
+                     bool needsModel = true);
+    // The status bar (and, unless cancelled, an error box) when a lab job ends.
+    void reportJobEnd(const QString& what, const QString& summary, const QString& error,
+                      bool failed);
 
     GuiSettings settings_;
     std::unique_ptr<widgets::LabJobs> jobs_;
@@ -212,22 +205,7 @@ private:
     QPushButton* stopButton_ = nullptr;
     QPlainTextEdit* outputEdit_ = nullptr;
     QSplitter* splitter_ = nullptr;
-    QTabWidget* tabs_ = nullptr;
-    widgets::TimingsPanel* timings_ = nullptr;
-    widgets::KvCachePanel* kvCache_ = nullptr;
-    widgets::ModelCardPanel* modelCard_ = nullptr;
-    widgets::ActivationOutliersPanel* outliers_ = nullptr;
-    widgets::KernelTimingsPanel* kernels_ = nullptr;
-    widgets::CachingPanel* caching_ = nullptr;
-    widgets::QuantLevelsPanel* levels_ = nullptr;
-    widgets::SchemesPanel* schemes_ = nullptr;
-    widgets::AttentionCostPanel* attention_ = nullptr;
-    widgets::MacCountsPanel* macs_ = nullptr;
-    widgets::MemoryBudgetPanel* budget_ = nullptr;
-    widgets::SoftLabelsPanel* softLabels_ = nullptr;
-    widgets::SpeculativePanel* speculative_ = nullptr;
-    widgets::BatchingPanel* batching_ = nullptr;
-    widgets::SchedulerPanel* scheduler_ = nullptr;
+    PanelDeck* deck_ = nullptr;
     widgets::LabSelection* selection_ = nullptr;
     QComboBox* backendBox_ = nullptr;
     QCheckBox* profileCheck_ = nullptr;

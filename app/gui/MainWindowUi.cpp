@@ -183,77 +183,39 @@ void MainWindow::buildUi() {
     outputLayout->addWidget(outputEdit_);
     column->addWidget(outputBox, 3);
 
-    tabs_ = new QTabWidget(splitter_);
-    timings_ = new widgets::TimingsPanel(tabs_);
-    kvCache_ = new widgets::KvCachePanel(tabs_);
-    outliers_ = new widgets::ActivationOutliersPanel(tabs_);
-    modelCard_ = new widgets::ModelCardPanel(tabs_);
-    kernels_ = new widgets::KernelTimingsPanel(tabs_);
-    caching_ = new widgets::CachingPanel(tabs_);
-    levels_ = new widgets::QuantLevelsPanel(tabs_);
-    schemes_ = new widgets::SchemesPanel(tabs_);
-    attention_ = new widgets::AttentionCostPanel(tabs_);
-    macs_ = new widgets::MacCountsPanel(tabs_);
-    budget_ = new widgets::MemoryBudgetPanel(tabs_);
-    softLabels_ = new widgets::SoftLabelsPanel(tabs_);
-    speculative_ = new widgets::SpeculativePanel(tabs_);
-    batching_ = new widgets::BatchingPanel(tabs_);
-    scheduler_ = new widgets::SchedulerPanel(tabs_);
-    // Short tab names, all in sight at any presentation scale: no scroll arrows, no eliding
-    // (the panel's full title is on the chart and in the tab's tooltip).
-    tabs_->setUsesScrollButtons(false);
-    tabs_->setElideMode(Qt::ElideNone);
-    tabs_->setObjectName("panelTabs");
-    const QMap<QString, QString> tabNames = {{"timings", tr("Prefill/decode")},
-                                             {"kernel-timings", tr("Kernels")},
-                                             {"cached-vs-uncached", tr("Caching")},
-                                             {"kv-cache", tr("KV cache")},
-                                             {"activation-outliers", tr("Outliers")},
-                                             {"quant-levels", tr("Levels")},
-                                             {"schemes", tr("Schemes")},
-                                             {"attention-cost", tr("Head")},
-                                             {"mac-counts", tr("MACs")},
-                                             {"memory-budget", tr("Budget")},
-                                             {"speculative", tr("Draft")},
-                                             {"soft-labels", tr("Soft")},
-                                             {"batching", tr("Batching")},
-                                             {"scheduler", tr("Scheduler")},
-                                             {"model-card", tr("Model")}};
-    for (auto* panel : panels()) {
-        tabs_->addTab(panel, tabNames.value(panel->panelId(), panel->title()));
-        tabs_->setTabToolTip(tabs_->count() - 1, panel->title() + ": " + panel->explanation());
-    }
+    deck_ = new PanelDeck(splitter_);
 
     // The shared selection: the layer and the scheme the lab panels look at.
     selection_ = new widgets::LabSelection(this);
-    connect(outliers_, &widgets::ActivationOutliersPanel::layerChanged, selection_,
+    connect(deck_->outliers(), &widgets::ActivationOutliersPanel::layerChanged, selection_,
             &widgets::LabSelection::setLayer);
-    connect(levels_, &widgets::QuantLevelsPanel::layerChanged, selection_,
+    connect(deck_->levels(), &widgets::QuantLevelsPanel::layerChanged, selection_,
             &widgets::LabSelection::setLayer);
-    connect(selection_, &widgets::LabSelection::layerChanged, outliers_,
+    connect(selection_, &widgets::LabSelection::layerChanged, deck_->outliers(),
             &widgets::ActivationOutliersPanel::setLayer);
-    connect(selection_, &widgets::LabSelection::layerChanged, levels_,
+    connect(selection_, &widgets::LabSelection::layerChanged, deck_->levels(),
             &widgets::QuantLevelsPanel::setLayer);
-    connect(schemes_, &widgets::SchemesPanel::currentSchemeChanged, selection_,
+    connect(deck_->schemes(), &widgets::SchemesPanel::currentSchemeChanged, selection_,
             &widgets::LabSelection::setScheme);
-    connect(selection_, &widgets::LabSelection::schemeChanged, schemes_,
+    connect(selection_, &widgets::LabSelection::schemeChanged, deck_->schemes(),
             &widgets::SchemesPanel::setCurrentScheme);
-    schemes_->setCurrentScheme(selection_->scheme());
+    deck_->schemes()->setCurrentScheme(selection_->scheme());
 
-    connect(caching_, &widgets::CachingPanel::runRequested, this, &MainWindow::compareCaching);
-    connect(attention_, &widgets::AttentionCostPanel::runRequested, this,
+    connect(deck_->caching(), &widgets::CachingPanel::runRequested, this,
+            &MainWindow::compareCaching);
+    connect(deck_->attention(), &widgets::AttentionCostPanel::runRequested, this,
             &MainWindow::timeAttentionHead);
-    connect(softLabels_, &widgets::SoftLabelsPanel::runRequested, this,
+    connect(deck_->softLabels(), &widgets::SoftLabelsPanel::runRequested, this,
             [this](const QString& prompt) {
                 computeSoftLabels(prompt, {"int8-row", "int4-g128", "nf4-b64", "int4-tensor"});
             });
-    connect(schemes_, &widgets::SchemesPanel::weightReportRequested, this,
+    connect(deck_->schemes(), &widgets::SchemesPanel::weightReportRequested, this,
             [this](const QStringList& schemes) {
                 SchemeReportRequest request;
                 request.schemes = schemes;
                 runSchemeReport(request);
             });
-    connect(schemes_, &widgets::SchemesPanel::qualityReportRequested, this,
+    connect(deck_->schemes(), &widgets::SchemesPanel::qualityReportRequested, this,
             [this](const QStringList& schemes, int perplexityTokens, int questions) {
                 SchemeReportRequest request;
                 request.schemes = schemes;
@@ -262,25 +224,26 @@ void MainWindow::buildUi() {
                 request.batteryQuestions = questions;
                 runSchemeReport(request);
             });
-    connect(schemes_, &widgets::SchemesPanel::cancelRequested, this,
+    connect(deck_->schemes(), &widgets::SchemesPanel::cancelRequested, this,
             &MainWindow::cancelSchemeReport);
-    connect(schemes_, &widgets::SchemesPanel::generationSchemeRequested, this,
+    connect(deck_->schemes(), &widgets::SchemesPanel::generationSchemeRequested, this,
             &MainWindow::setGenerationScheme);
-    connect(batching_, &widgets::BatchingPanel::sweepRequested, this,
+    connect(deck_->batching(), &widgets::BatchingPanel::sweepRequested, this,
             &MainWindow::runBatchingSweep);
-    connect(batching_, &widgets::BatchingPanel::cancelRequested, this, &MainWindow::cancelServing);
-    connect(scheduler_, &widgets::SchedulerPanel::scheduleRequested, this,
-            &MainWindow::runSchedulerComparison);
-    connect(scheduler_, &widgets::SchedulerPanel::cancelRequested, this,
+    connect(deck_->batching(), &widgets::BatchingPanel::cancelRequested, this,
             &MainWindow::cancelServing);
-    connect(speculative_, &widgets::SpeculativePanel::runRequested, this,
+    connect(deck_->scheduler(), &widgets::SchedulerPanel::scheduleRequested, this,
+            &MainWindow::runSchedulerComparison);
+    connect(deck_->scheduler(), &widgets::SchedulerPanel::cancelRequested, this,
+            &MainWindow::cancelServing);
+    connect(deck_->speculative(), &widgets::SpeculativePanel::runRequested, this,
             &MainWindow::runSpeculative);
-    connect(speculative_, &widgets::SpeculativePanel::cancelRequested, this,
+    connect(deck_->speculative(), &widgets::SpeculativePanel::cancelRequested, this,
             &MainWindow::cancelSpeculative);
 
     scroll->setWidget(controls);
     splitter_->addWidget(scroll);
-    splitter_->addWidget(tabs_);
+    splitter_->addWidget(deck_);
     splitter_->setStretchFactor(0, 2);
     splitter_->setStretchFactor(1, 5);
     controls->setMinimumWidth(300);
@@ -336,17 +299,30 @@ void MainWindow::buildMenus() {
         view->addAction(tr("Normal text size"), this, [this] { setPresentationScale(1.0); });
     reset->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_0));
     view->addSeparator();
-    for (int i = 0; i < tabs_->count(); ++i) {
-        auto* show =
-            view->addAction(tabs_->tabText(i), this, [this, i] { tabs_->setCurrentIndex(i); });
-        if (i < 9) show->setShortcut(QKeySequence(Qt::ALT | Qt::Key(Qt::Key_1 + i)));
+    // On a projector the panels may need the whole width: the controls column folds away.
+    auto* controls = view->addAction(tr("Show the controls column"));
+    controls->setCheckable(true);
+    controls->setChecked(true);
+    controls->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Backslash));
+    connect(controls, &QAction::toggled, splitter_->widget(0), &QWidget::setVisible);
+    view->addSeparator();
+    // One submenu per group of panels; Alt+1.. brings a group to the front.
+    const auto groups = deck_->groups();
+    for (qsizetype g = 0; g < groups.size(); ++g) {
+        auto* menu = view->addMenu(QString(groups[g].label).replace("&&", "&"));
+        if (g < 9)
+            menu->menuAction()->setShortcut(QKeySequence(Qt::ALT | Qt::Key(Qt::Key_1 + int(g))));
+        connect(menu->menuAction(), &QAction::triggered, this,
+                [this, g] { deck_->showGroup(int(g)); });
+        for (const auto& id : groups[g].panelIds)
+            for (auto* panel : deck_->panels())
+                if (panel->panelId() == id)
+                    menu->addAction(panel->title(), this, [this, id] { deck_->showPanel(id); });
     }
 }
 
 QList<widgets::ChartPanel*> MainWindow::panels() const {
-    return {timings_,    kernels_,  caching_,   attention_, macs_,
-            kvCache_,    outliers_, levels_,    schemes_,   speculative_,
-            softLabels_, batching_, scheduler_, budget_,    modelCard_};
+    return deck_->panels();
 }
 
 void MainWindow::applySettingsToUi() {
@@ -413,21 +389,21 @@ void MainWindow::updateActions() {
     chatCheck_->setEnabled(!hasModel() || modelHasChat_);
     progress_->setVisible(isLoading());
     cancelLoadButton_->setVisible(isLoading());
-    caching_->setRunning(isComparing());
-    caching_->runButton()->setEnabled(canGenerate);
-    attention_->setRunning(isTimingAttention());
-    attention_->runButton()->setEnabled(!isBusy() && !isLoading());
-    softLabels_->setRunning(isComputingSoftLabels());
-    softLabels_->runButton()->setEnabled(canGenerate);
-    schemes_->setRunning(isReporting());
-    schemes_->weightButton()->setEnabled(canGenerate);
-    schemes_->qualityButton()->setEnabled(canGenerate);
-    batching_->setRunning(jobs_->running(widgets::JobKind::BatchingSweep));
-    batching_->runButton()->setEnabled(canGenerate);
-    scheduler_->setRunning(jobs_->running(widgets::JobKind::Scheduler));
-    scheduler_->runButton()->setEnabled(canGenerate);
-    speculative_->setRunning(isSpeculating());
-    speculative_->runButton()->setEnabled(canGenerate);
+    deck_->caching()->setRunning(isComparing());
+    deck_->caching()->runButton()->setEnabled(canGenerate);
+    deck_->attention()->setRunning(isTimingAttention());
+    deck_->attention()->runButton()->setEnabled(!isBusy() && !isLoading());
+    deck_->softLabels()->setRunning(isComputingSoftLabels());
+    deck_->softLabels()->runButton()->setEnabled(canGenerate);
+    deck_->schemes()->setRunning(isReporting());
+    deck_->schemes()->weightButton()->setEnabled(canGenerate);
+    deck_->schemes()->qualityButton()->setEnabled(canGenerate);
+    deck_->batching()->setRunning(jobs_->running(widgets::JobKind::BatchingSweep));
+    deck_->batching()->runButton()->setEnabled(canGenerate);
+    deck_->scheduler()->setRunning(jobs_->running(widgets::JobKind::Scheduler));
+    deck_->scheduler()->runButton()->setEnabled(canGenerate);
+    deck_->speculative()->setRunning(isSpeculating());
+    deck_->speculative()->runButton()->setEnabled(canGenerate);
 }
 
 void MainWindow::setPresentationScale(double scale) {

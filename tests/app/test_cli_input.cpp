@@ -10,6 +10,7 @@
 
 #include <QTemporaryDir>
 #include <QtTest>
+#include <fstream>
 
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -84,6 +85,39 @@ private slots:
         QCOMPARE(doc.at("text").get<std::string>(), std::string("K\xef\xbf\xbd"));
         QCOMPARE(doc.at("tables")[0].at("title").get<std::string>(),
                  std::string("half of \xc3\xbc: \xef\xbf\xbd"));
+    }
+
+    // One minimum-length rule for the window and the CLI (experiments::perplexityContext): a
+    // text of at least 64 tokens is measured with the window shortened to it; less is refused.
+    void perplexityFollowsTheSharedLengthRule() {
+        const std::string longText = dir_.filePath("long.txt").toStdString();
+        {
+            std::ofstream file(longText);
+            for (int i = 0; i < 12; ++i)
+                file << "The cache keeps the keys and values of every earlier token. ";
+        }
+        const auto measured =
+            runCli({"perplexity", model_, longText, "--backend", "cpu", "--ctx", "512", "--json"});
+        QVERIFY2(measured.status == 0, measured.err.c_str());
+        const auto doc = nlohmann::json::parse(measured.out);
+        std::int64_t textTokens = 0, context = 0;
+        for (const auto& row : doc.at("tables")[0].at("rows")) {
+            if (row[0] == "text tokens") textTokens = row[1].get<std::int64_t>();
+            if (row[0] == "context") context = row[1].get<std::int64_t>();
+        }
+        // Between the minimum and the window asked for: the rule shortens the window.
+        QVERIFY2(textTokens >= 64 && textTokens < 512, measured.out.c_str());
+        QCOMPARE(context, std::min<std::int64_t>(512, textTokens));
+
+        const std::string shortText = dir_.filePath("short.txt").toStdString();
+        std::ofstream(shortText) << "Too short to say much.";
+        const auto refused = runCli({"perplexity", model_, shortText, "--backend", "cpu"});
+        QCOMPARE(refused.status, 2);
+        QVERIFY2(contains(refused.err, "at least 64 tokens"), refused.err.c_str());
+        const auto narrow =
+            runCli({"perplexity", model_, longText, "--backend", "cpu", "--ctx", "32"});
+        QCOMPARE(narrow.status, 2);
+        QVERIFY2(contains(narrow.err, "too short"), narrow.err.c_str());
     }
 
     void textFilesAreCappedAndChecked() {

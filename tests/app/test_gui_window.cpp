@@ -28,6 +28,8 @@
 #include <QPlainTextEdit>
 #include <QSignalSpy>
 #include <QSpinBox>
+#include <QSplitter>
+#include <QTabBar>
 #include <QTemporaryDir>
 #include <QtTest>
 #include <fstream>
@@ -159,6 +161,7 @@ private slots:
     void droppedFileLoads();
     void scriptRunsAndExportsEveryPanel();
     void commandLineParses();
+    void presentationScaleKeepsEveryTabInSight();
 
 private:
     bool loadInto(MainWindow& window, const QString& path);
@@ -618,6 +621,48 @@ void WindowTest::shortcutsGenerateAndStop() {
     QCOMPARE(window.timingsPanel()->presentationScale(), before * 1.25);
     QTest::keyClick(&window, Qt::Key_0, Qt::ControlModifier);
     QCOMPARE(window.presentationScale(), 1.0);
+}
+
+// Issue 13 item 6: fifteen panels in one tab bar squeezed the controls column to a sliver at
+// presentation scale 1.5. In groups, every tab of every bar is in sight on a 1,600 px wide
+// window, the controls keep their scaled minimum width, and each panel id brings its panel up.
+void WindowTest::presentationScaleKeepsEveryTabInSight() {
+    MainWindow window(cpuBackendFactory());
+    window.resize(1600, 1000);
+    window.show();
+    window.setPresentationScale(1.5);
+    QCoreApplication::processEvents();
+    QCOMPARE(window.width(), 1600);
+    auto* splitter = window.findChild<QSplitter*>();
+    QVERIFY(splitter);
+    QVERIFY2(splitter->sizes().at(0) >= qRound(300 * 1.5),
+             qPrintable(QString("controls %1 px").arg(splitter->sizes().at(0))));
+    auto* deck = window.panelDeck();
+    const auto groups = deck->groups();
+    QVERIFY(groups.size() >= 2);
+    for (qsizetype g = 0; g < groups.size(); ++g) {
+        deck->showGroup(int(g));
+        QCoreApplication::processEvents();
+        QCOMPARE(deck->panelBar()->count(), qsizetype(groups[g].panelIds.size()));
+        for (auto* bar : {deck->groupBar(), deck->panelBar()})
+            for (int i = 0; i < bar->count(); ++i)
+                QVERIFY2(bar->tabRect(i).right() <= bar->width(),
+                         qPrintable(bar->tabText(i) + " is out of sight"));
+    }
+    for (const auto& id : PanelDeck::panelIds()) {
+        window.showPanel(id);
+        QVERIFY(deck->currentPanel());
+        QCOMPARE(deck->currentPanel()->panelId(), id);
+    }
+    // The controls column folds away for the projector and comes back.
+    QAction* controls = nullptr;
+    for (auto* action : window.findChildren<QAction*>())
+        if (action->shortcut() == QKeySequence(Qt::CTRL | Qt::Key_Backslash)) controls = action;
+    QVERIFY(controls);
+    controls->trigger();
+    QVERIFY(!splitter->widget(0)->isVisible());
+    controls->trigger();
+    QVERIFY(splitter->widget(0)->isVisible());
 }
 
 void WindowTest::settingsPersistAndFirstStartLoadsTheDefault() {
