@@ -1,5 +1,6 @@
 #include "widgets/CachingPanel.hpp"
 
+#include "compute/experiments/RunTables.hpp"
 #include "widgets/LabJobs.hpp"
 #include "widgets/TableModel.hpp"
 
@@ -11,39 +12,6 @@
 #include <QVBoxLayout>
 
 namespace inferscope::widgets {
-
-compute::Table cachingComparisonTable(const CachingComparison& c) {
-    compute::Table t;
-    t.id = "cached-vs-uncached";
-    t.title = "Cached vs uncached generation (" + c.backend + ")";
-    t.addColumn("generated token")
-        .addColumn("cached", "ms", 3)
-        .addColumn("uncached", "ms", 3)
-        .addColumn("same token");
-    const std::size_t tokens = std::max(c.cachedTokens.size(), c.uncachedTokens.size());
-    auto step = [](double prefill, const std::vector<double>& steps,
-                   std::size_t i) -> compute::Cell {
-        if (i == 0) return prefill * 1e3;
-        if (i - 1 < steps.size()) return steps[i - 1] * 1e3;
-        return {};
-    };
-    for (std::size_t i = 0; i < tokens; ++i) {
-        bool same = i < c.cachedTokens.size() && i < c.uncachedTokens.size() &&
-                    c.cachedTokens[i] == c.uncachedTokens[i];
-        t.addRow({static_cast<std::int64_t>(i + 1),
-                  step(c.cachedPrefillSeconds, c.cachedStepSeconds, i),
-                  step(c.uncachedPrefillSeconds, c.uncachedStepSeconds, i),
-                  std::string(same ? "yes" : "no")});
-    }
-    char note[160];
-    std::snprintf(
-        note, sizeof note, "total: cached %.1f ms, uncached %.1f ms, ratio %.2f; tokens %s",
-        c.cachedTotalSeconds() * 1e3, c.uncachedTotalSeconds() * 1e3,
-        c.cachedTotalSeconds() > 0 ? c.uncachedTotalSeconds() / c.cachedTotalSeconds() : 0.0,
-        c.identicalTokens() ? "identical" : "differ");
-    t.notes.push_back(note);
-    return t;
-}
 
 CachingPanel::CachingPanel(QWidget* parent)
     : ChartPanel("cached-vs-uncached", tr("Cached vs uncached"),
@@ -81,7 +49,8 @@ CachingPanel::CachingPanel(QWidget* parent)
 
 void CachingPanel::setComparison(CachingComparisonPtr comparison) {
     comparison_ = std::move(comparison);
-    model_->setTable(comparison_ ? cachingComparisonTable(*comparison_) : compute::Table{});
+    model_->setTable(comparison_ ? compute::experiments::cachingComparisonTable(*comparison_)
+                                 : compute::Table{});
 }
 
 void CachingPanel::setRunning(bool running) {

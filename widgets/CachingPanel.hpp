@@ -1,7 +1,8 @@
 #pragma once
 // Chapter item 1: the same prompt and token budget generated twice, with the KV cache and
 // without it (every step recomputes the whole sequence): both step-time series, the total
-// time ratio, and whether the tokens are identical (they must be: caching is exact).
+// time ratio, and whether the tokens are identical (they must be: caching is exact). It draws
+// compute::experiments::cachingComparisonTable, which `generate --compare-cache` prints.
 #include "widgets/ChartPanel.hpp"
 #include "widgets/RunRecords.hpp"
 
@@ -12,10 +13,6 @@ namespace inferscope::widgets {
 
 class LabJobs;
 class TableModel;
-
-// One row per generated token: the step time cached and uncached (token 1: the prefill),
-// and whether the two runs chose the same token there.
-compute::Table cachingComparisonTable(const CachingComparison& comparison);
 
 class CachingPanel : public ChartPanel {
     Q_OBJECT

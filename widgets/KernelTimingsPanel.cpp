@@ -1,6 +1,7 @@
 #include "widgets/KernelTimingsPanel.hpp"
 
 #include "compute/experiments/RunEvidence.hpp"
+#include "compute/experiments/RunTables.hpp"
 #include "widgets/LabJobs.hpp"
 #include "widgets/TableModel.hpp"
 
@@ -12,38 +13,6 @@
 #include <map>
 
 namespace inferscope::widgets {
-
-compute::Table kernelTimingsTable(const RunRecord& run) {
-    compute::Table t;
-    t.id = "kernel-timings";
-    t.title = "GPU time per kernel (" + run.backend + ")";
-    t.addColumn("kernel")
-        .addColumn("prefill dispatches")
-        .addColumn("prefill", "us", 1)
-        .addColumn("decode dispatches")
-        .addColumn("decode step", "us", 1)
-        .addColumn("decode share", "%", 1);
-    // Kernels in the order the step runs them: the decode step's order, then prefill-only ones.
-    std::vector<std::string> order;
-    for (const auto* list : {&run.decodeKernels, &run.prefillKernels})
-        for (const auto& k : *list)
-            if (std::find(order.begin(), order.end(), k.kernel) == order.end())
-                order.push_back(k.kernel);
-    double decodeTotal = 0;
-    for (const auto& k : run.decodeKernels) decodeTotal += k.microseconds;
-    auto find = [](const std::vector<KernelSample>& list, const std::string& name) {
-        auto it = std::find_if(list.begin(), list.end(),
-                               [&](const KernelSample& k) { return k.kernel == name; });
-        return it == list.end() ? KernelSample{} : *it;
-    };
-    for (const auto& name : order) {
-        auto prefill = find(run.prefillKernels, name), decode = find(run.decodeKernels, name);
-        t.addRow({name, std::int64_t{prefill.dispatches}, prefill.microseconds,
-                  std::int64_t{decode.dispatches}, decode.microseconds,
-                  decodeTotal > 0 ? 100.0 * decode.microseconds / decodeTotal : 0.0});
-    }
-    return t;
-}
 
 KernelTimingsPanel::KernelTimingsPanel(QWidget* parent)
     : ChartPanel("kernel-timings", tr("Kernels"),
@@ -82,7 +51,7 @@ void KernelTimingsPanel::setRun(RunRecordPtr run) {
     }
     fromEarlierRun_ = false;
     run_ = std::move(run);
-    model_->setTable(run_ ? kernelTimingsTable(*run_) : compute::Table{});
+    model_->setTable(run_ ? compute::experiments::kernelTimingsTable(*run_) : compute::Table{});
 }
 
 std::vector<compute::Table> KernelTimingsPanel::dataTables() const {

@@ -1,6 +1,7 @@
 #pragma once
 // Where a step's time goes, kernel by kernel, from GPU timestamps (profiling mode: the
 // timestamps put a barrier after every dispatch, so the step runs slower while it is on).
+// It draws compute::experiments::kernelTimingsTable, the table `generate --timings` prints.
 #include "widgets/ChartPanel.hpp"
 #include "widgets/RunRecords.hpp"
 
@@ -8,10 +9,6 @@ namespace inferscope::widgets {
 
 class LabJobs;
 class TableModel;
-
-// One row per kernel: dispatches and microseconds in the prefill and in the last decode
-// step, and the kernel's share of that decode step.
-compute::Table kernelTimingsTable(const RunRecord& run);
 
 class KernelTimingsPanel : public ChartPanel {
     Q_OBJECT

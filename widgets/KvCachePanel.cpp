@@ -1,5 +1,6 @@
 #include "widgets/KvCachePanel.hpp"
 
+#include "compute/experiments/RunTables.hpp"
 #include "widgets/LabJobs.hpp"
 #include "widgets/TableModel.hpp"
 
@@ -12,42 +13,6 @@ namespace inferscope::widgets {
 
 namespace {
 constexpr double kKiB = 1024.0;
-}
-
-compute::Table kvCacheTable(const RunRecord& run) {
-    compute::Table t;
-    t.id = "kv-cache-growth";
-    t.title = "KV cache bytes as the sequence grows (" + run.backend + ")";
-    t.addColumn("tokens")
-        .addColumn("measured", "bytes")
-        .addColumn("formula fp32", "bytes")
-        .addColumn("formula fp16", "bytes")
-        .addColumn("allocated", "bytes")
-        .addColumn("blocks in use");
-    for (const auto& sample : run.kvSamples)
-        t.addRow({sample.tokens, static_cast<std::int64_t>(sample.bytes),
-                  static_cast<std::int64_t>(run.config.kvBytesPerToken(4)) * sample.tokens,
-                  static_cast<std::int64_t>(run.config.kvBytesPerToken(2)) * sample.tokens,
-                  static_cast<std::int64_t>(sample.allocatedBytes),
-                  static_cast<std::int64_t>(sample.usedBlocks)});
-    const auto& c = run.config;
-    t.notes.push_back("formula: 2 x " + std::to_string(c.layers) + " layers x " +
-                      std::to_string(c.kvHeads) + " KV heads x " + std::to_string(c.headDim) +
-                      " head dim x bytes per element");
-    return t;
-}
-
-compute::Table kvCachePerLayerTable(const RunRecord& run) {
-    compute::Table t;
-    t.id = "kv-cache-per-layer";
-    t.title = "KV cache per layer at the last sample (" + run.backend + ")";
-    t.addColumn("layer").addColumn("written", "bytes").addColumn("allocated", "bytes");
-    for (std::size_t layer = 0; layer < run.kvUsedPerLayer.size(); ++layer)
-        t.addRow(
-            {static_cast<std::int64_t>(layer), static_cast<std::int64_t>(run.kvUsedPerLayer[layer]),
-             static_cast<std::int64_t>(
-                 layer < run.kvAllocatedPerLayer.size() ? run.kvAllocatedPerLayer[layer] : 0)});
-    return t;
 }
 
 KvCachePanel::KvCachePanel(QWidget* parent)
@@ -84,8 +49,9 @@ KvCachePanel::KvCachePanel(QWidget* parent)
 
 void KvCachePanel::setRun(RunRecordPtr run) {
     run_ = std::move(run);
-    perLayer_->setTable(run_ ? kvCachePerLayerTable(*run_) : compute::Table{});
-    model_->setTable(run_ ? kvCacheTable(*run_) : compute::Table{});
+    namespace ex = compute::experiments;
+    perLayer_->setTable(run_ ? ex::kvCachePerLayerTable(*run_) : compute::Table{});
+    model_->setTable(run_ ? ex::kvCacheGrowthTable(*run_) : compute::Table{});
 }
 
 std::vector<compute::Table> KvCachePanel::dataTables() const {

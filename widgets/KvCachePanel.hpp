@@ -1,6 +1,8 @@
 #pragma once
 // Chapter item 5 for one run: the KV cache bytes the backend holds as the sequence grows,
-// beside the formula 2 (K,V) x layers x KV heads x head dim x bytes per element.
+// beside the formula 2 (K,V) x layers x KV heads x head dim x bytes per element. It draws
+// compute::experiments::kvCacheGrowthTable and kvCachePerLayerTable, which `generate --kv-cache`
+// prints.
 #include "widgets/ChartPanel.hpp"
 #include "widgets/RunRecords.hpp"
 
@@ -8,12 +10,6 @@ namespace inferscope::widgets {
 
 class LabJobs;
 class TableModel;
-
-// One row per sample: tokens held, bytes measured, and the formula at fp32 and fp16, then
-// the bytes allocated in whole blocks and the blocks in use (paged caches; else 0).
-compute::Table kvCacheTable(const RunRecord& run);
-// At the run's last sample, one row per layer: bytes written and bytes allocated.
-compute::Table kvCachePerLayerTable(const RunRecord& run);
 
 class KvCachePanel : public ChartPanel {
     Q_OBJECT

@@ -1,32 +1,13 @@
 #include "widgets/TimingsPanel.hpp"
 
 #include "compute/experiments/RunEvidence.hpp"
+#include "compute/experiments/RunTables.hpp"
 #include "widgets/LabJobs.hpp"
 #include "widgets/TableModel.hpp"
 
 #include <QLocale>
 
 namespace inferscope::widgets {
-
-compute::Table timingsTable(const RunRecord& run) {
-    compute::Table t;
-    t.id = "timings";
-    t.title = "Prefill and decode step times (" + run.backend + ")";
-    t.addColumn("phase")
-        .addColumn("tokens fed")
-        .addColumn("sequence length")
-        .addColumn("generated token")
-        .addColumn("time", "ms", 3);
-    if (run.generatedTokens == 0 && run.prefillSeconds <= 0) return t;
-    t.addRow({std::string("prefill"), run.promptTokens, run.promptTokens, std::int64_t{0},
-              run.prefillSeconds * 1e3});
-    for (std::size_t i = 0; i < run.stepSeconds.size(); ++i) {
-        auto step = static_cast<std::int64_t>(i);
-        t.addRow({std::string("decode"), std::int64_t{1}, run.promptTokens + step + 1, step + 1,
-                  run.stepSeconds[i] * 1e3});
-    }
-    return t;
-}
 
 TimingsPanel::TimingsPanel(QWidget* parent)
     : ChartPanel("timings", tr("Prefill vs decode"),
@@ -50,7 +31,7 @@ TimingsPanel::TimingsPanel(QWidget* parent)
 
 void TimingsPanel::setRun(RunRecordPtr run) {
     run_ = std::move(run);
-    model_->setTable(run_ ? timingsTable(*run_) : compute::Table{});
+    model_->setTable(run_ ? compute::experiments::timingsTable(*run_) : compute::Table{});
 }
 
 std::vector<compute::Table> TimingsPanel::dataTables() const {

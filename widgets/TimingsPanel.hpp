@@ -1,7 +1,7 @@
 #pragma once
 // Chapter item 4 for one run: the prefill (all prompt tokens at once, ending in the first
 // generated token) against each decode step (one token each), with time to first token
-// and tokens/s.
+// and tokens/s. It draws compute::experiments::timingsTable, the table `generate` prints.
 #include "widgets/ChartPanel.hpp"
 #include "widgets/RunRecords.hpp"
 
@@ -9,10 +9,6 @@ namespace inferscope::widgets {
 
 class LabJobs;
 class TableModel;
-
-// One row for the prefill, then one per decode step: phase, tokens fed, tokens in the
-// sequence afterwards, index of the generated token it produced, time.
-compute::Table timingsTable(const RunRecord& run);
 
 class TimingsPanel : public ChartPanel {
     Q_OBJECT

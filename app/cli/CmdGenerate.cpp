@@ -2,11 +2,12 @@
 #include "app/cli/Backends.hpp"
 #include "app/cli/Commands.hpp"
 #include "app/cli/Output.hpp"
+#include "compute/experiments/RunTables.hpp"
 #include "compute/session/LabSession.hpp"
 
-#include <algorithm>
+#include <cstdio>
+#include <iostream>
 #include <nlohmann/json.hpp>
-#include <numeric>
 #include <ostream>
 
 namespace inferscope::cli {
@@ -15,7 +16,8 @@ namespace {
 OptionSpec generateOptions() {
     OptionSpec spec{{"--prompt", "-n", "--temp", "--top-k", "--top-p", "--seed", "--repeat-penalty",
                      "--system"},
-                    {"--greedy", "--chat", "--json", "--timings", "--no-warmup"},
+                    {"--greedy", "--chat", "--json", "--timings", "--kv-cache", "--compare-cache",
+                     "--no-warmup"},
                     {{"-p", "--prompt"}}};
     addBackendOptions(spec);
     return spec;
@@ -28,6 +30,9 @@ int runGenerate(const CommandArgs& args, std::ostream& out) {
     bool timings = a.flag("--timings");
     if (timings && !backend.vulkan())
         throw UsageError("--timings needs the vulkan backend (GPU timestamps)");
+    const bool kvCache = a.flag("--kv-cache"), compareCache = a.flag("--compare-cache");
+    if (compareCache && !backend.useCache)
+        throw UsageError("--compare-cache runs with and without the cache; drop --no-cache");
     if (a.positionals().size() != 1)
         throw UsageError("usage: generate MODEL -p PROMPT [-n N] [options] (see help)");
     auto prompt = a.value("--prompt");
@@ -74,55 +79,22 @@ int runGenerate(const CommandArgs& args, std::ostream& out) {
     const std::string backendName = session.backendName();
     const std::string generatedText = tokenizer.decode(run->generatedIds);
 
-    compute::Table steps;
-    steps.id = "decode-steps";
-    steps.title = "Timings (" + backendName + ")";
-    steps.addColumn("step").addColumn("tokens in").addColumn("time", "ms", 3);
-    steps.addRow({std::string("prefill"), static_cast<std::int64_t>(promptIds.size()),
-                  run->prefillSeconds * 1e3});
-    for (std::size_t i = 0; i < run->stepSeconds.size(); ++i)
-        steps.addRow(
-            {"decode " + std::to_string(i + 1), std::int64_t{1}, run->stepSeconds[i] * 1e3});
-    double decodeTotal = std::accumulate(run->stepSeconds.begin(), run->stepSeconds.end(), 0.0);
-    char summary[200];
-    std::snprintf(summary, sizeof summary,
-                  "time to first token %.1f ms; prefill %.1f tokens/s; decode %.2f tokens/s "
-                  "(%zu steps, %.1f ms)",
-                  run->prefillSeconds * 1e3, run->prefillTokensPerSecond(),
-                  run->decodeTokensPerSecond(), run->stepSeconds.size(), decodeTotal * 1e3);
-    steps.notes.push_back(summary);
-    if (loaded && loaded->warmupSeconds > 0) {
-        std::snprintf(summary, sizeof summary,
-                      "pipelines warmed after the load by an untimed run (%.1f ms, not counted "
-                      "here; --no-warmup shows the cold first run)",
-                      loaded->warmupSeconds * 1e3);
-        steps.notes.push_back(summary);
+    // The tables the window's panels draw, from the same functions (one source per table).
+    namespace ex = compute::experiments;
+    std::vector<compute::Table> tables{ex::timingsTable(*run)};
+    if (timings) tables.push_back(ex::kernelTimingsTable(*run));
+    if (kvCache) {
+        tables.push_back(ex::kvCacheGrowthTable(*run));
+        auto perLayer = ex::kvCachePerLayerTable(*run);
+        if (!perLayer.rows.empty()) tables.push_back(std::move(perLayer));
     }
-
-    std::vector<compute::Table> tables{steps};
-    if (timings) {
-        std::size_t decodeSteps = run->stepSeconds.size();
-        compute::Table kernels;
-        kernels.id = "kernel-times";
-        kernels.title = "GPU time per kernel (timestamps; profiling serializes the work)";
-        kernels.addColumn("kernel")
-            .addColumn("prefill dispatches")
-            .addColumn("prefill", "us", 1)
-            .addColumn("decode dispatches per step")
-            .addColumn("decode per step", "us", 1);
-        const auto& decodeKernels = run->decodeKernelsTotal;
-        for (const auto& k : run->prefillKernels) {
-            auto d = std::find_if(decodeKernels.begin(), decodeKernels.end(),
-                                  [&](const auto& t) { return t.kernel == k.kernel; });
-            bool hasDecode = d != decodeKernels.end() && decodeSteps > 0;
-            kernels.addRow(
-                {k.kernel, static_cast<std::int64_t>(k.dispatches), k.microseconds,
-                 hasDecode ? compute::Cell(static_cast<std::int64_t>(d->dispatches / decodeSteps))
-                           : compute::Cell{},
-                 hasDecode ? compute::Cell(d->microseconds / double(decodeSteps))
-                           : compute::Cell{}});
-        }
-        tables.push_back(std::move(kernels));
+    if (compareCache) {
+        // The same prompt and token budget again, greedy, cached then uncached.
+        compute::JobControl control;
+        control.progress = [](const std::string& stage, int) {
+            std::cerr << "generate: " << stage << "\n";
+        };
+        tables.push_back(ex::cachingComparisonTable(*session.compareCaching(request, control)));
     }
 
     if (json) {
@@ -141,6 +113,14 @@ int runGenerate(const CommandArgs& args, std::ostream& out) {
     for (auto id : run->generatedIds) out << ' ' << id;
     out << "\n\n";
     printTables(out, tables, false);
+    if (loaded && loaded->warmupSeconds > 0) {
+        char warmup[160];
+        std::snprintf(warmup, sizeof warmup,
+                      "warm-up after the load: %.1f ms, untimed (--no-warmup shows the cold "
+                      "first run)\n",
+                      loaded->warmupSeconds * 1e3);
+        out << warmup;
+    }
     return 0;
 }
 

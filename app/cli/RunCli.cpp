@@ -31,9 +31,14 @@ const std::vector<Command>& commands() {
         {"generate", runGenerate,
          "  generate MODEL -p PROMPT [-n N] [--greedy | --temp T --top-k K --top-p P --seed S]\n"
          "           [--repeat-penalty R] [--chat [--system TEXT]] [--no-cache] [--timings]\n"
+         "           [--kv-cache] [--compare-cache]\n"
          "           [--backend vulkan|cpu] [--device N] [--format fp32|fp16|...]\n"
          "                                   text, ids, prefill time and each decode step's "
-         "time\n"},
+         "time;\n"
+         "                                   --timings: GPU time per kernel; --kv-cache: KV "
+         "bytes\n"
+         "                                   per step and layer; --compare-cache: the same run\n"
+         "                                   cached vs uncached\n"},
         {"perplexity", runPerplexity,
          "  perplexity MODEL FILE [--ctx N] [--tokens N] [--backend vulkan|cpu]\n"
          "                                   perplexity of the model on a text file\n"},

@@ -1,7 +1,7 @@
-// `inferscope-cli budget`, `macs` and `attention` end to end on a synthetic GGUF file and
-// lavapipe: the tables come out as JSON with their ids, the engine's counter agrees with the
-// formula, and mistakes (an unknown precision, a bad presets file, a head too wide) exit with
-// one clear line.
+// `inferscope-cli budget`, `macs`, `attention` and `generate --compare-cache` end to end on a
+// synthetic GGUF file and lavapipe: the tables come out as JSON with their ids, the engine's
+// counter agrees with the formula, and mistakes (an unknown precision, a bad presets file, a head
+// too wide) exit with one clear line.
 #include "models/synthetic/SyntheticModel.hpp"
 #include "tests/app/CliRunner.hpp"
 
@@ -95,6 +95,41 @@ private slots:
 
         const auto tooLong = runCli({"macs", model_, "-P", "400", "-T", "400", "--formula-only"});
         QCOMPARE(tooLong.status, 2);
+    }
+
+    // generate prints the tables the window's panels draw (compute::experiments::RunTables):
+    // prefill/decode, kernels, the KV cache as it grows and per layer, cached vs uncached.
+    void generatePrintsThePanelsTables() {
+        const int tokens = 4;
+        const auto r = runCli({"generate", model_, "-p", "hello world", "-n",
+                               std::to_string(tokens), "--backend", "vulkan", "--format", "fp16",
+                               "--timings", "--kv-cache", "--compare-cache", "--json"});
+        QVERIFY2(r.status == 0, r.err.c_str());
+        const auto doc = nlohmann::json::parse(r.out);
+        std::vector<std::string> ids;
+        for (const auto& table : doc.at("tables")) ids.push_back(table.at("id"));
+        QCOMPARE(ids, (std::vector<std::string>{"timings", "kernel-timings", "kv-cache-growth",
+                                                "kv-cache-per-layer", "cached-vs-uncached"}));
+        const auto& tables = doc["tables"];
+        const std::size_t generated = doc.at("generated_ids").size();
+        QVERIFY(generated >= 1);
+        QCOMPARE(tables[0]["rows"].size(), generated); // the prefill, then each decode step
+        QVERIFY(!tables[1]["rows"].empty());
+        for (const auto& kernel : tables[1]["rows"]) // a mean wherever there were decode steps
+            QCOMPARE(kernel.back().is_null(), generated == 1);
+        // One sample per generated token; fp16 K and V: measured bytes on the fp16 formula.
+        QCOMPARE(tables[2]["rows"].size(), generated);
+        for (const auto& sample : tables[2]["rows"])
+            QCOMPARE(sample[1].get<std::int64_t>(), sample[3].get<std::int64_t>());
+        QCOMPARE(tables[3]["rows"].size(), std::size_t(2)); // one row per layer
+        // Greedy both ways, no stop tokens: every token made, the same ones.
+        QCOMPARE(tables[4]["rows"].size(), std::size_t(tokens));
+        for (const auto& row : tables[4]["rows"])
+            QCOMPARE(row.back().get<std::string>(), std::string("yes"));
+
+        const auto both = runCli({"generate", model_, "-p", "hi", "--compare-cache", "--no-cache"});
+        QCOMPARE(both.status, 2);
+        QVERIFY2(oneLine(both.err) && contains(both.err, "--no-cache"), both.err.c_str());
     }
 
     void softLabelsAtTwoTemperatures() {
