@@ -34,13 +34,33 @@ std::vector<EngineMatrix> engineMatrices(const models::ModelConfig& c,
     for (std::uint32_t l = 0; l < c.layers; ++l) {
         matrices.push_back(
             {{name(l, "attn_q.weight"), name(l, "attn_k.weight"), name(l, "attn_v.weight")},
-             name(l, "attn_qkv"), c.hiddenSize, qDim + 2 * kvDim, format, c.headDim, false});
-        matrices.push_back({{name(l, "attn_output.weight")}, name(l, "attn_output"), qDim,
-                            c.hiddenSize, format, 1, false});
+             name(l, "attn_qkv"),
+             c.hiddenSize,
+             qDim + 2 * kvDim,
+             format,
+             c.headDim,
+             false});
+        matrices.push_back({{name(l, "attn_output.weight")},
+                            name(l, "attn_output"),
+                            qDim,
+                            c.hiddenSize,
+                            format,
+                            1,
+                            false});
         matrices.push_back({{name(l, "ffn_gate.weight"), name(l, "ffn_up.weight")},
-                            name(l, "ffn_gateup"), c.hiddenSize, 2 * c.ffnSize, format, 1, true});
-        matrices.push_back({{name(l, "ffn_down.weight")}, name(l, "ffn_down"), c.ffnSize,
-                            c.hiddenSize, format, 1, false});
+                            name(l, "ffn_gateup"),
+                            c.hiddenSize,
+                            2 * c.ffnSize,
+                            format,
+                            1,
+                            true});
+        matrices.push_back({{name(l, "ffn_down.weight")},
+                            name(l, "ffn_down"),
+                            c.ffnSize,
+                            c.hiddenSize,
+                            format,
+                            1,
+                            false});
     }
     // The embedding table stays f16 (f32 when the head is f32); the head gets its own copy
     // in the format, also when the embeddings are tied and the formats differ.
@@ -53,8 +73,13 @@ std::vector<EngineMatrix> engineMatrices(const models::ModelConfig& c,
         matrices.push_back(
             {{"output.weight"}, "output", c.hiddenSize, c.vocabSize, format, 1, false});
     else if (c.tiedEmbeddings && headFormat != tableFormat)
-        matrices.push_back({{"token_embd.weight"}, "output (tied)", c.hiddenSize, c.vocabSize,
-                            headFormat, 1, false});
+        matrices.push_back({{"token_embd.weight"},
+                            "output (tied)",
+                            c.hiddenSize,
+                            c.vocabSize,
+                            headFormat,
+                            1,
+                            false});
     return matrices;
 }
 
@@ -181,10 +206,9 @@ LoadFootprint vulkanLoadFootprint(const models::ModelConfig& c, const models::We
         uploadedVectorBytes(c.hiddenSize) + uploadedVectorBytes(c.headDim / 2) +
         c.layers * (2 * uploadedVectorBytes(c.hiddenSize) +
                     (c.qkvBias ? uploadedVectorBytes(qDim + 2 * kvDim) : 0));
-    const std::uint64_t limit =
-        options.maxMatrixChunkBytes
-            ? std::min(device.maxBindingBytes(), options.maxMatrixChunkBytes)
-            : device.maxBindingBytes();
+    const std::uint64_t limit = options.maxMatrixChunkBytes ? std::min(device.maxBindingBytes(),
+                                                                       options.maxMatrixChunkBytes)
+                                                            : device.maxBindingBytes();
     std::uint64_t largestTransient = 0;
     std::string largestTransientMatrix;
     for (const auto& matrix : engineMatrices(c, store, options.weightFormat)) {
@@ -204,11 +228,11 @@ LoadFootprint vulkanLoadFootprint(const models::ModelConfig& c, const models::We
     footprint.parts.push_back({"weights (" + footprint.weightFormat + ")", weightBytes, 0});
     footprint.parts.push_back({"KV cache (" + withThousands(positions) + " positions, fp16)",
                                std::uint64_t(c.layers) * plan.kvBytesPerLayer, 0});
-    footprint.parts.push_back({"activations and scratch (" + withThousands(plan.maxTokensPerStep) +
-                                   " tokens per step)",
-                               plan.scratchBytes(), 0});
-    footprint.parts.push_back({"logits (" + withThousands(plan.maxLogitRowsPerStep) + " rows)",
-                               plan.logitBytes, 0});
+    footprint.parts.push_back(
+        {"activations and scratch (" + withThousands(plan.maxTokensPerStep) + " tokens per step)",
+         plan.scratchBytes(), 0});
+    footprint.parts.push_back(
+        {"logits (" + withThousands(plan.maxLogitRowsPerStep) + " rows)", plan.logitBytes, 0});
     footprint.parts.push_back(
         {"largest upload transient (" + largestTransientMatrix + ")", 0, largestTransient});
     if (footprint.deviceIsHostMemory)
@@ -314,8 +338,8 @@ Table loadFootprintTable(const LoadFootprint& footprint) {
     auto deviceCell = [&](std::uint64_t value) { return cpu ? Cell{} : bytes(value); };
     for (const auto& part : footprint.parts)
         table.addRow({part.what, deviceCell(part.deviceBytes), bytes(part.hostBytes)});
-    table.addRow({std::string("total"), deviceCell(footprint.deviceBytes()),
-                  bytes(footprint.hostBytes())});
+    table.addRow(
+        {std::string("total"), deviceCell(footprint.deviceBytes()), bytes(footprint.hostBytes())});
     auto availableCell = [&](const std::optional<std::uint64_t>& value) {
         return value ? bytes(*value) : Cell{std::string("unknown")};
     };

@@ -40,10 +40,10 @@ struct MemoryAvailability {
 };
 
 struct LoadFootprint {
-    std::string model;        // the model's name, for the refusal
-    std::string backend;      // "vulkan" or "cpu"
-    std::string weightFormat; // the GPU format's name; "fp32" for the CPU reference
-    std::string device;       // the Vulkan device's name ("" for the CPU reference)
+    std::string model;               // the model's name, for the refusal
+    std::string backend;             // "vulkan" or "cpu"
+    std::string weightFormat;        // the GPU format's name; "fp32" for the CPU reference
+    std::string device;              // the Vulkan device's name ("" for the CPU reference)
     bool deviceIsHostMemory = false; // a CPU-type Vulkan device (lavapipe)
     std::vector<FootprintPart> parts;
     // What is there; nullopt: unknown (that side is not checked).

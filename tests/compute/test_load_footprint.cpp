@@ -86,8 +86,8 @@ class TestLoadFootprint : public QObject {
         const auto memory = engine.memory();
         const auto weights = partBytes(footprint, "weights", true);
         const auto kv = partBytes(footprint, "KV cache", true);
-        const auto steps = partBytes(footprint, "activations", true) +
-                           partBytes(footprint, "logits", true);
+        const auto steps =
+            partBytes(footprint, "activations", true) + partBytes(footprint, "logits", true);
         qInfo("%s (chunks of at most %llu bytes): weights %s; KV %s; step buffers %s; device %s",
               format.c_str(), static_cast<unsigned long long>(maxChunkBytes),
               figures(weights, memory.weightBytes).c_str(),
@@ -133,7 +133,8 @@ private slots:
                 const auto packed = compute::packForGpu(format, std::span(&part, 1), cols);
                 const auto size = compute::packedMatrixSize(format, rows, cols);
                 const std::string name(compute::weightFormatName(format));
-                QVERIFY2(packed.words.size() == size.words, (name + " " + std::to_string(cols)).c_str());
+                QVERIFY2(packed.words.size() == size.words,
+                         (name + " " + std::to_string(cols)).c_str());
                 QCOMPARE(std::uint64_t(packed.formatWords), size.formatWords);
                 const std::uint32_t granule = compute::packedRowGranule(format, cols);
                 const std::uint32_t chunkRows = (rows / 2 + granule - 1) / granule * granule;
@@ -206,8 +207,9 @@ private slots:
         } catch (const models::ModelError& e) {
             const std::string message = e.what();
             QVERIFY2(contains(message, "device memory for fp16 weights"), e.what());
-            QVERIFY2(contains(message, compute::groupThousands(std::int64_t(footprint.deviceBytes()))),
-                     e.what());
+            QVERIFY2(
+                contains(message, compute::groupThousands(std::int64_t(footprint.deviceBytes()))),
+                e.what());
             QVERIFY2(contains(message,
                               compute::groupThousands(std::int64_t(footprint.deviceBytes() - 1))),
                      e.what());
@@ -268,8 +270,9 @@ private slots:
         } catch (const models::ModelError& e) {
             QVERIFY2(contains(e.what(), "of host memory for the CPU reference's fp32 weights"),
                      e.what());
-            QVERIFY2(contains(e.what(), compute::groupThousands(std::int64_t(footprint.hostBytes()))),
-                     e.what());
+            QVERIFY2(
+                contains(e.what(), compute::groupThousands(std::int64_t(footprint.hostBytes()))),
+                e.what());
         }
         QCOMPARE(session.backendName(), std::string("cpu"));
         QCOMPARE(session.generate(greedy(4))->generatedIds, before->generatedIds);
