@@ -1,7 +1,8 @@
 #pragma once
 // What the loaded model is: its shape (experiments::modelInfo), what its weights weigh by
-// tensor type (experiments::weightBytesByType, drawn as bars) and its KV cache cost per
-// token (experiments::kvCacheBytes).
+// tensor type (experiments::weightBytesByType, drawn as bars), its KV cache cost per
+// token (experiments::kvCacheBytes) and what it takes on the device and the host in the
+// chosen backend and format against what they have (compute::loadFootprintTable).
 #include "widgets/ChartPanel.hpp"
 #include "widgets/RunRecords.hpp"
 
@@ -25,17 +26,21 @@ public:
     TableModel* infoModel() const { return info_; }
     TableModel* weightModel() const { return weights_; }
     TableModel* kvModel() const { return kv_; }
+    TableModel* footprintModel() const { return footprint_; }
     std::vector<compute::Table> dataTables() const override;
 
 private:
     void rebuild();
+    QString footprintSummary() const;
 
     ModelRecordPtr model_;
     TableModel* info_;
     TableModel* weights_;
     TableModel* kv_;
+    TableModel* footprint_;
     QTableView* infoView_;
     QTableView* kvView_;
+    QTableView* footprintView_;
 };
 
 } // namespace inferscope::widgets

@@ -1,5 +1,8 @@
 #include "app/cli/Backends.hpp"
 
+#include <cmath>
+#include <utility>
+
 namespace inferscope::cli {
 
 void addBackendOptions(OptionSpec& spec) {
@@ -26,6 +29,55 @@ BackendArguments backendArguments(const Arguments& a) {
         result.choice.weightFormat = *format;
     }
     return result;
+}
+
+void addMemoryOptions(OptionSpec& spec) {
+    spec.valued.insert({"--device-memory", "--host-memory"});
+}
+
+std::uint64_t parseByteSize(const std::string& text, const char* option) {
+    static const std::pair<const char*, double> units[] = {{"TiB", 1099511627776.0},
+                                                           {"GiB", 1073741824.0},
+                                                           {"MiB", 1048576.0},
+                                                           {"KiB", 1024.0},
+                                                           {"TB", 1e12},
+                                                           {"GB", 1e9},
+                                                           {"MB", 1e6},
+                                                           {"KB", 1e3},
+                                                           {"B", 1.0}};
+    std::string number = text;
+    double scale = 1.0;
+    for (const auto& [unit, factor] : units) {
+        const std::string suffix = unit;
+        if (number.size() > suffix.size() &&
+            number.compare(number.size() - suffix.size(), suffix.size(), suffix) == 0) {
+            number.resize(number.size() - suffix.size());
+            scale = factor;
+            break;
+        }
+    }
+    double value = 0;
+    std::size_t used = 0;
+    try {
+        value = std::stod(number, &used);
+    } catch (const std::exception&) {
+        used = 0;
+    }
+    const double bytes = value * scale;
+    if (number.empty() || used != number.size() || !std::isfinite(bytes) || bytes < 0 ||
+        bytes > 1.8e19)
+        throw UsageError(std::string(option) + ": '" + text +
+                         "' is not a size (bytes, or e.g. 512MiB, 1.5GiB)");
+    return std::uint64_t(bytes);
+}
+
+compute::MemoryAvailability memoryAvailability(const Arguments& a) {
+    compute::MemoryAvailability available;
+    if (auto text = a.value("--device-memory"))
+        available.deviceBytes = parseByteSize(*text, "--device-memory");
+    if (auto text = a.value("--host-memory"))
+        available.hostBytes = parseByteSize(*text, "--host-memory");
+    return available;
 }
 
 compute::EngineOptions BackendArguments::engineOptions() const {

@@ -4,6 +4,7 @@
 #include "app/cli/Arguments.hpp"
 #include "compute/engine/Backends.hpp"
 #include "compute/engine/Engine.hpp"
+#include "compute/session/LoadFootprint.hpp"
 
 namespace inferscope::cli {
 
@@ -19,5 +20,12 @@ struct BackendArguments {
 BackendArguments backendArguments(const Arguments& arguments);
 // Options every Vulkan-using command accepts.
 void addBackendOptions(OptionSpec& spec);
+
+// --device-memory and --host-memory: what the device and the host are taken to have for the
+// load's footprint check (what a smaller machine would refuse); unset: measured.
+void addMemoryOptions(OptionSpec& spec);
+compute::MemoryAvailability memoryAvailability(const Arguments& arguments);
+// "1073741824", "512MiB", "1.5GiB", "800MB" (KiB/MiB/GiB/TiB, or KB/MB/GB/TB as powers of 1000).
+std::uint64_t parseByteSize(const std::string& text, const char* option);
 
 } // namespace inferscope::cli

@@ -20,6 +20,7 @@ OptionSpec generateOptions() {
                      "--no-warmup"},
                     {{"-p", "--prompt"}}};
     addBackendOptions(spec);
+    addMemoryOptions(spec);
     return spec;
 }
 } // namespace
@@ -62,6 +63,7 @@ int runGenerate(const CommandArgs& args, std::ostream& out) {
     compute::LoadOptions load;
     load.choice = backend.choice;
     load.warmUp = !a.flag("--no-warmup");
+    load.available = memoryAvailability(a);
     const auto loaded = session.load(models::resolveModelPath(a.positional(0, "MODEL")), load);
     if (!backend.useCache) session.setCached(false);
     std::vector<std::int32_t> promptIds;

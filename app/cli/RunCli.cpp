@@ -23,8 +23,11 @@ const std::vector<Command>& commands() {
         {"devices", runDevices,
          "  devices                          Vulkan devices and their properties\n", false},
         {"info", runInfo,
-         "  info MODEL                       architecture, parameters, bytes by type, KV bytes "
-         "per token\n"},
+         "  info MODEL [--backend vulkan|cpu] [--device N] [--format F] [--json]\n"
+         "       [--device-memory SIZE] [--host-memory SIZE]\n"
+         "                                   architecture, parameters, bytes by type, KV bytes "
+         "per token,\n"
+         "                                   and the load footprint on the device and the host\n"},
         {"tokenize", runTokenize,
          "  tokenize MODEL TEXT [--no-special]\n"
          "                                   token ids, pieces and their bytes\n"},
@@ -33,12 +36,14 @@ const std::vector<Command>& commands() {
          "           [--repeat-penalty R] [--chat [--system TEXT]] [--no-cache] [--timings]\n"
          "           [--kv-cache] [--compare-cache]\n"
          "           [--backend vulkan|cpu] [--device N] [--format fp32|fp16|...]\n"
+         "           [--device-memory SIZE] [--host-memory SIZE]\n"
          "                                   text, ids, prefill time and each decode step's "
          "time;\n"
          "                                   --timings: GPU time per kernel; --kv-cache: KV "
          "bytes\n"
          "                                   per step and layer; --compare-cache: the same run\n"
-         "                                   cached vs uncached\n"},
+         "                                   cached vs uncached (a model that does not fit is\n"
+         "                                   refused first)\n"},
         {"perplexity", runPerplexity,
          "  perplexity MODEL FILE [--ctx N] [--tokens N] [--backend vulkan|cpu]\n"
          "                                   perplexity of the model on a text file\n"},

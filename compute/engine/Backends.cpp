@@ -86,8 +86,7 @@ BackendFactory cpuBackendFactory() {
     };
 }
 
-BackendFactory backendFactory(const BackendChoice& choice) {
-    if (choice.kind == BackendChoice::Kind::Cpu) return cpuBackendFactory();
+EngineOptions engineOptionsFor(const BackendChoice& choice) {
     EngineOptions options;
     options.device.deviceIndex = choice.deviceIndex;
     if (!choice.weightFormat.empty()) {
@@ -97,6 +96,12 @@ BackendFactory backendFactory(const BackendChoice& choice) {
                                         choice.weightFormat + "'");
         options.weightFormat = *format;
     }
+    return options;
+}
+
+BackendFactory backendFactory(const BackendChoice& choice) {
+    if (choice.kind == BackendChoice::Kind::Cpu) return cpuBackendFactory();
+    const EngineOptions options = engineOptionsFor(choice);
     return [options](const models::LoadedModel& model,
                      ResidualObserver) -> std::unique_ptr<DecoderBackend> {
         auto engine = std::make_shared<Engine>(model, options);

@@ -42,6 +42,10 @@ using BackendFactory = std::function<std::unique_ptr<DecoderBackend>(
 // compute::CpuBackend over models::ReferenceTransformer, with the observer attached; it can
 // switch between the cached and the really uncached mode (CachingSwitch).
 BackendFactory cpuBackendFactory();
+// The engine options a Vulkan choice means (device, weight format; the rest the defaults).
+// Throws std::invalid_argument for a weight format the engine has no kernel for.
+struct EngineOptions;
+EngineOptions engineOptionsFor(const BackendChoice& choice);
 // The Engine + VulkanBackend on choice's device and format, or the CPU reference for Kind::Cpu.
 // Throws std::invalid_argument for a weight format the engine has no kernel for.
 BackendFactory backendFactory(const BackendChoice& choice);

@@ -55,6 +55,45 @@ struct Engine::Buffers {
     const RowChunkedMatrix& head() const { return outputHead.empty() ? embedding : outputHead; }
 };
 
+EngineBufferPlan planEngineBuffers(const models::ModelConfig& c, const EngineOptions& options,
+                                   std::uint64_t maxBindingBytes) {
+    EngineBufferPlan plan;
+    plan.blockSize = std::max<std::uint32_t>(1, options.blockSize);
+    plan.capacityBlocks = std::max<std::uint32_t>(
+        1, (options.kvCapacityTokens + plan.blockSize - 1) / plan.blockSize);
+    const std::uint32_t context = options.maxContextPerSequence ? options.maxContextPerSequence
+                                                                : std::max(c.contextLength, 1u);
+    plan.maxBlocksPerSequence =
+        std::min(plan.capacityBlocks, (context + plan.blockSize - 1) / plan.blockSize);
+    // KV blocks: capacityBlocks x (K, V) x kvHeads x blockSize x headDim, f16.
+    plan.kvBytesPerLayer = std::uint64_t(plan.capacityBlocks) * 2 * c.kvHeads * plan.blockSize *
+                           c.headDim * sizeof(std::uint16_t);
+    // The logits of a step's rows share one buffer: as many rows as one binding holds.
+    const std::uint64_t logitRowsThatFit =
+        c.vocabSize ? maxBindingBytes / (std::uint64_t(c.vocabSize) * 4) : 1;
+    plan.maxLogitRowsPerStep = std::uint32_t(std::clamp<std::uint64_t>(
+        options.maxLogitRowsPerStep, 1, std::max<std::uint64_t>(logitRowsThatFit, 1)));
+    plan.maxTokensPerStep = std::max<std::uint32_t>(1, options.maxTokensPerStep);
+    plan.hiddenStride = paddedColumns(c.hiddenSize);
+    plan.queryStride = paddedColumns(c.heads * c.headDim);
+    plan.ffnStride = paddedColumns(c.ffnSize);
+    const std::uint64_t tokens = plan.maxTokensPerStep, logitRows = plan.maxLogitRowsPerStep;
+    auto atLeast16 = [](std::uint64_t bytes) { return std::max<std::uint64_t>(bytes, 16); };
+    plan.hiddenBytes = atLeast16(tokens * plan.hiddenStride * 4);
+    plan.queryBytes = atLeast16(tokens * plan.queryStride * 4);
+    plan.attentionBytes = atLeast16(tokens * plan.queryStride * 4);
+    plan.ffnBytes = atLeast16(tokens * plan.ffnStride * 4);
+    plan.tokenIdBytes = atLeast16(tokens * 4);
+    plan.tokenInfoBytes = atLeast16(tokens * sizeof(TokenInfo));
+    plan.blockTableBytes =
+        atLeast16(std::uint64_t(options.maxSequences) * plan.maxBlocksPerSequence * 4);
+    plan.gatherBytes = atLeast16(logitRows * 4);
+    plan.logitBytes = atLeast16(logitRows * c.vocabSize * 4);
+    plan.argmaxBytes = atLeast16(logitRows * 4);
+    plan.residualMaxBytes = atLeast16(std::uint64_t(c.layers) * plan.hiddenStride * 4);
+    return plan;
+}
+
 Engine::Engine(const models::LoadedModel& model, EngineOptions options)
     : config_(model.config), options_(std::move(options)) {
     // A copy of the store is a map of views plus the shared file mapping: cheap, and it
@@ -103,16 +142,11 @@ void Engine::build(const WeightSource& weights, const WeightCheck& has) {
     const std::uint64_t hidden = c.hiddenSize, qDim = std::uint64_t(c.heads) * c.headDim,
                         kvDim = std::uint64_t(c.kvHeads) * c.headDim;
 
-    const std::uint32_t blockSize = std::max<std::uint32_t>(1, options_.blockSize);
-    const std::uint32_t capacityBlocks =
-        std::max<std::uint32_t>(1, (options_.kvCapacityTokens + blockSize - 1) / blockSize);
-    std::uint32_t context = options_.maxContextPerSequence ? options_.maxContextPerSequence
-                                                           : std::max(c.contextLength, 1u);
-    const std::uint32_t maxBlocks = std::min(capacityBlocks, (context + blockSize - 1) / blockSize);
+    const auto plan = planEngineBuffers(c, options_, context_->info().maxBindingBytes());
     // The cache stores f16 K and V: one position of a layer is 2 x kv heads x head dim x 2 B.
     kvCache_ = std::make_unique<KvCache>(
         std::vector<std::uint64_t>(c.layers, 2ull * c.kvHeads * c.headDim * sizeof(std::uint16_t)),
-        blockSize, capacityBlocks, options_.maxSequences, maxBlocks);
+        plan.blockSize, plan.capacityBlocks, options_.maxSequences, plan.maxBlocksPerSequence);
 
     const auto before = context_->allocatedBytes();
     layers_.resize(c.layers);
@@ -141,64 +175,39 @@ void Engine::build(const WeightSource& weights, const WeightCheck& has) {
     vectorBytes_ = context_->allocatedBytes() - before;
     uploadMatrices();
 
-    // KV blocks: one buffer per layer, capacityBlocks x (K, V) x kvHeads x blockSize x headDim.
-    const std::uint64_t kvBytes = std::uint64_t(capacityBlocks) * 2 * c.kvHeads * blockSize *
-                                  c.headDim * sizeof(std::uint16_t);
     for (std::uint32_t l = 0; l < c.layers; ++l) {
-        layers_[l].kv =
-            Buffer(*context_, kvBytes, BufferKind::DeviceLocal, layerName(l, "kv_cache"));
+        layers_[l].kv = Buffer(*context_, plan.kvBytesPerLayer, BufferKind::DeviceLocal,
+                               layerName(l, "kv_cache"));
     }
 
-    // The logits of a step's rows share one buffer: as many rows as one binding holds.
-    const std::uint64_t logitRowsThatFit =
-        context_->info().maxBindingBytes() / (std::uint64_t(c.vocabSize) * 4);
-    options_.maxLogitRowsPerStep = std::uint32_t(std::clamp<std::uint64_t>(
-        options_.maxLogitRowsPerStep, 1, std::max<std::uint64_t>(logitRowsThatFit, 1)));
+    options_.maxLogitRowsPerStep = plan.maxLogitRowsPerStep;
     const auto activationsBefore = context_->allocatedBytes();
-    const std::uint32_t maxTokens = std::max<std::uint32_t>(1, options_.maxTokensPerStep);
-    const std::uint32_t maxLogits = std::max<std::uint32_t>(1, options_.maxLogitRowsPerStep);
-    b.hiddenStride = paddedColumns(c.hiddenSize);
-    b.queryStride = paddedColumns(std::uint32_t(qDim));
-    b.ffnStride = paddedColumns(c.ffnSize);
+    b.hiddenStride = plan.hiddenStride;
+    b.queryStride = plan.queryStride;
+    b.ffnStride = plan.ffnStride;
     auto zeroed = [&](std::uint64_t bytes, BufferKind kind, const char* label) {
-        Buffer buffer(*context_, std::max<std::uint64_t>(bytes, 16), kind, label);
+        Buffer buffer(*context_, bytes, kind, label);
         buffer.fillZero();
         return buffer;
     };
-    b.hidden =
-        zeroed(std::uint64_t(maxTokens) * b.hiddenStride * 4, BufferKind::DeviceLocal, "hidden");
-    b.queries =
-        zeroed(std::uint64_t(maxTokens) * b.queryStride * 4, BufferKind::DeviceLocal, "queries");
-    b.attention =
-        zeroed(std::uint64_t(maxTokens) * b.queryStride * 4, BufferKind::DeviceLocal, "attention");
-    b.ffn = zeroed(std::uint64_t(maxTokens) * b.ffnStride * 4, BufferKind::DeviceLocal, "ffn");
-    b.tokenIds = zeroed(std::uint64_t(maxTokens) * 4, BufferKind::Upload, "token_ids");
-    b.tokenInfo =
-        zeroed(std::uint64_t(maxTokens) * sizeof(TokenInfo), BufferKind::Upload, "token_info");
-    b.blockTables = zeroed(std::uint64_t(options_.maxSequences) * maxBlocks * 4, BufferKind::Upload,
-                           "block_tables");
-    b.gather = zeroed(std::uint64_t(maxLogits) * 4, BufferKind::Upload, "logit_rows");
-    b.logits = zeroed(std::uint64_t(maxLogits) * c.vocabSize * 4, BufferKind::Readback, "logits");
-    b.argmax = zeroed(std::uint64_t(maxLogits) * 4, BufferKind::Readback, "argmax");
-    b.residualMax =
-        zeroed(std::uint64_t(c.layers) * b.hiddenStride * 4, BufferKind::Readback, "residual_max");
+    b.hidden = zeroed(plan.hiddenBytes, BufferKind::DeviceLocal, "hidden");
+    b.queries = zeroed(plan.queryBytes, BufferKind::DeviceLocal, "queries");
+    b.attention = zeroed(plan.attentionBytes, BufferKind::DeviceLocal, "attention");
+    b.ffn = zeroed(plan.ffnBytes, BufferKind::DeviceLocal, "ffn");
+    b.tokenIds = zeroed(plan.tokenIdBytes, BufferKind::Upload, "token_ids");
+    b.tokenInfo = zeroed(plan.tokenInfoBytes, BufferKind::Upload, "token_info");
+    b.blockTables = zeroed(plan.blockTableBytes, BufferKind::Upload, "block_tables");
+    b.gather = zeroed(plan.gatherBytes, BufferKind::Upload, "logit_rows");
+    b.logits = zeroed(plan.logitBytes, BufferKind::Readback, "logits");
+    b.argmax = zeroed(plan.argmaxBytes, BufferKind::Readback, "argmax");
+    b.residualMax = zeroed(plan.residualMaxBytes, BufferKind::Readback, "residual_max");
     b.activationBytes = context_->allocatedBytes() - activationsBefore;
     context_->resetPeak();
 }
 
 WeightFormat Engine::resolvedFormat(const std::vector<std::string>& names,
                                     WeightFormat format) const {
-    if (format != WeightFormat::AsStored) return format;
-    if (!store_) return WeightFormat::F32; // substituted host weights are f32
-    // A fused matrix takes its parts' common type; parts stored differently (mixed
-    // K-quant files), and types no kernel reads, fall back to f16.
-    std::optional<models::TensorType> type;
-    for (const auto& name : names) {
-        const auto* tensor = store_->find(name);
-        if (!tensor || (type && *type != tensor->type)) return WeightFormat::F16;
-        type = tensor->type;
-    }
-    return type ? formatForStoredType(*type) : WeightFormat::F16;
+    return resolveWeightFormat(store_.get(), names, format);
 }
 
 std::uint64_t Engine::matrixChunkLimit() const {
@@ -250,7 +259,8 @@ RowChunkedMatrix Engine::uploadFused(const std::vector<std::string>& names, std:
     matrix.format = chosen;
     matrix.rows = rows;
     matrix.cols = cols;
-    const std::uint64_t limit = matrixChunkLimit();
+    const auto ranges =
+        planMatrixChunks(chosen, rows, cols, matrixChunkLimit(), rowGranule, gateUpPairs, label);
     // Output rows: a gate|up chunk of n outputs holds 2n stored rows.
     const std::uint32_t outputRows = gateUpPairs ? rows / 2 : rows;
     const std::uint32_t rowsPerOutput = gateUpPairs ? 2 : 1;
@@ -270,10 +280,6 @@ RowChunkedMatrix Engine::uploadFused(const std::vector<std::string>& names, std:
                 joined.insert(joined.end(), part.values.begin(), part.values.end());
             values = joined;
         }
-        const std::uint64_t outputBytes = plainRowWords(chosen, cols) * 4 * rowsPerOutput;
-        const auto ranges = planRowChunks(
-            outputRows, std::uint32_t(std::min<std::uint64_t>(limit / outputBytes, outputRows)),
-            rowGranule, label);
         for (const auto& range : ranges) {
             const auto rowsOf = [&](std::uint32_t first) {
                 return values.subspan(std::uint64_t(first) * cols,
@@ -298,19 +304,12 @@ RowChunkedMatrix Engine::uploadFused(const std::vector<std::string>& names, std:
         return matrix;
     }
     const auto packed = packForGpu(chosen, parts, cols);
-    const std::uint64_t packedBytes = std::uint64_t(packed.words.size()) * 4;
-    if (packedBytes <= limit) {
+    if (ranges.size() == 1) {
         matrix.chunks.push_back(uploadPacked(*context_, packed, label));
         matrix.firstRows.push_back(0);
         return matrix;
     }
-    // Scales are spread evenly over the rows, but for a few padding words per chunk.
-    const std::uint64_t outputBytes = (packedBytes + rows - 1) / rows * rowsPerOutput;
-    const std::uint64_t slack = 2ull * packed.stride + 64;
-    const std::uint32_t maxRows = limit > slack ? std::uint32_t((limit - slack) / outputBytes) : 0;
-    const std::uint32_t groupRows = packedRowGranule(chosen, cols);
-    const std::uint32_t granule = std::lcm(std::max(rowGranule, 1u), groupRows);
-    for (const auto& range : planRowChunks(outputRows, maxRows, granule, label)) {
+    for (const auto& range : ranges) {
         std::vector<RowRange> stacked{range};
         if (gateUpPairs) stacked.push_back({outputRows + range.first, range.count});
         matrix.chunks.push_back(

@@ -132,6 +132,32 @@ struct EngineMemory {
     }
 };
 
+// What an engine allocates besides its weights, from the model's shape, the options and the
+// device's binding limit: the constructor allocates exactly these buffers, and LoadFootprint
+// estimates a load from the same plan before anything is built.
+struct EngineBufferPlan {
+    std::uint32_t blockSize = 0;
+    std::uint32_t capacityBlocks = 0; // KV blocks of all sequences together
+    std::uint32_t maxBlocksPerSequence = 0;
+    std::uint32_t maxTokensPerStep = 0;
+    std::uint32_t maxLogitRowsPerStep = 0; // the option, clamped to what one binding holds
+    std::uint32_t hiddenStride = 0, queryStride = 0, ffnStride = 0;
+    std::uint64_t kvBytesPerLayer = 0; // one f16 K|V buffer per layer
+    // The step's buffers (each at least 16 bytes): hidden, queries and attention output, FFN
+    // intermediate (device-local); token ids, token infos, block tables, logit rows (upload);
+    // logits, argmax, residual max (readback).
+    std::uint64_t hiddenBytes = 0, queryBytes = 0, attentionBytes = 0, ffnBytes = 0;
+    std::uint64_t tokenIdBytes = 0, tokenInfoBytes = 0, blockTableBytes = 0, gatherBytes = 0;
+    std::uint64_t logitBytes = 0, argmaxBytes = 0, residualMaxBytes = 0;
+    // Every step buffer but the logits (EngineMemory::activationBytes includes them).
+    std::uint64_t scratchBytes() const {
+        return hiddenBytes + queryBytes + attentionBytes + ffnBytes + tokenIdBytes +
+               tokenInfoBytes + blockTableBytes + gatherBytes + argmaxBytes + residualMaxBytes;
+    }
+};
+EngineBufferPlan planEngineBuffers(const models::ModelConfig& config, const EngineOptions& options,
+                                   std::uint64_t maxBindingBytes);
+
 class Engine {
 public:
     Engine(const models::LoadedModel& model, EngineOptions options = {});

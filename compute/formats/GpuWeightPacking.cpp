@@ -66,17 +66,9 @@ void packLab(const models::QuantSchemeSpec& spec, WeightFormat format,
                            " needs a multiple of 4 columns (a vec4 must share one group), got " +
                            std::to_string(cols));
     }
-    const std::uint64_t elements = std::uint64_t(out.rows) * stride;
-    out.formatWords = std::uint32_t(eightBit ? elements / 4 : elements / 8);
-    std::uint64_t scaleHalves = 0;
-    if (grouped) {
-        std::uint64_t logical = std::uint64_t(out.rows) * cols;
-        // Padding columns compute a logical index up to one row past the end.
-        scaleHalves = (logical + stride) / spec.groupSize + 2;
-    } else {
-        scaleHalves = out.rows;
-    }
-    out.words.assign(out.formatWords + (scaleHalves + 1) / 2, 0u);
+    const auto size = packedMatrixSize(format, out.rows, out.cols);
+    out.formatWords = std::uint32_t(size.formatWords);
+    out.words.assign(size.words, 0u);
     WordWriter writer{out.words};
     const unsigned zeroCode = eightBit ? 0u : (spec.scheme == QuantScheme::Nf4 ? 7u : 8u);
     if (!eightBit) {
@@ -128,11 +120,9 @@ void packLab(const models::QuantSchemeSpec& spec, WeightFormat format,
 void packGgml(models::TensorType type, std::span<const MatrixPart> parts, GpuPackedMatrix& out) {
     const std::uint64_t cols = out.cols, stride = out.stride;
     const bool eightBit = type == models::TensorType::Q8_0;
-    const std::uint64_t elements = std::uint64_t(out.rows) * stride;
-    const std::uint64_t blocks = elements / kGgmlBlock;
-    out.formatWords = std::uint32_t(eightBit ? elements / 4 : elements / 8);
-    const std::uint64_t scaleWords = type == models::TensorType::Q4_0 ? (blocks + 1) / 2 : blocks;
-    out.words.assign(out.formatWords + scaleWords, 0u);
+    const auto size = packedMatrixSize(out.format, out.rows, out.cols);
+    out.formatWords = std::uint32_t(size.formatWords);
+    out.words.assign(size.words, 0u);
     WordWriter writer{out.words};
     const auto traits = models::tensorTypeTraits(type);
     std::uint32_t firstRow = 0;
@@ -334,6 +324,84 @@ std::uint16_t halfAt(const GpuPackedMatrix& matrix, std::uint64_t index) {
 }
 
 } // namespace
+
+PackedMatrixSize packedMatrixSize(WeightFormat format, std::uint32_t rows, std::uint32_t cols) {
+    const auto layout = packedLayout(format);
+    const std::uint64_t stride = paddedColumns(cols);
+    const std::uint64_t codeWords = std::uint64_t(rows) * stride * layout.codeBits / 32;
+    const std::uint64_t blocks = layout.group ? std::uint64_t(rows) * stride / layout.group : 0;
+    std::uint64_t scaleWords = 0;
+    switch (layout.scales) {
+    case ScaleLayout::None:
+        return {0, codeWords};
+    case ScaleLayout::HalfPerRow:
+        scaleWords = (std::uint64_t(rows) + 1) / 2;
+        break;
+    case ScaleLayout::HalfPerGroup: {
+        // Padding columns compute a logical index up to one row past the end, so a few zero
+        // scales follow the real ones.
+        const std::uint64_t halves = (std::uint64_t(rows) * cols + stride) / layout.group + 2;
+        scaleWords = (halves + 1) / 2;
+        break;
+    }
+    case ScaleLayout::HalfPerBlock:
+        scaleWords = (blocks + 1) / 2;
+        break;
+    case ScaleLayout::WordPerBlock:
+        scaleWords = blocks;
+        break;
+    }
+    return {codeWords, codeWords + scaleWords};
+}
+
+std::vector<RowRange> planMatrixChunks(WeightFormat format, std::uint32_t rows, std::uint32_t cols,
+                                       std::uint64_t limitBytes, std::uint32_t rowGranule,
+                                       bool gateUpPairs, const std::string& what) {
+    // Output rows: a gate|up chunk of n outputs holds 2n stored rows.
+    const std::uint32_t outputRows = gateUpPairs ? rows / 2 : rows;
+    const std::uint32_t rowsPerOutput = gateUpPairs ? 2 : 1;
+    const auto packer = weightFormatInfo(format).packer;
+    if (packer == WeightPacker::Float32 || packer == WeightPacker::Float16) {
+        const std::uint64_t outputBytes = plainRowWords(format, cols) * 4 * rowsPerOutput;
+        return planRowChunks(
+            outputRows,
+            std::uint32_t(std::min<std::uint64_t>(limitBytes / outputBytes, outputRows)),
+            rowGranule, what);
+    }
+    const std::uint64_t packedBytes = packedMatrixSize(format, rows, cols).bytes();
+    if (packedBytes <= limitBytes) return {RowRange{0, outputRows}};
+    // Scales are spread evenly over the rows, but for a few padding words per chunk.
+    const std::uint64_t outputBytes = (packedBytes + rows - 1) / rows * rowsPerOutput;
+    const std::uint64_t slack = 2ull * paddedColumns(cols) + 64;
+    const std::uint32_t maxRows =
+        limitBytes > slack ? std::uint32_t((limitBytes - slack) / outputBytes) : 0;
+    const std::uint32_t groupRows = packedRowGranule(format, cols);
+    const std::uint32_t granule = std::lcm(std::max(rowGranule, 1u), groupRows);
+    return planRowChunks(outputRows, maxRows, granule, what);
+}
+
+std::uint64_t chunkedMatrixBytes(WeightFormat format, std::uint32_t cols,
+                                 std::span<const RowRange> chunks, bool gateUpPairs) {
+    std::uint64_t bytes = 0;
+    for (const auto& chunk : chunks)
+        bytes += packedMatrixSize(format, chunk.count * (gateUpPairs ? 2u : 1u), cols).bytes();
+    return bytes;
+}
+
+WeightFormat resolveWeightFormat(const models::WeightStore* store,
+                                 const std::vector<std::string>& names, WeightFormat format) {
+    if (format != WeightFormat::AsStored) return format;
+    if (!store) return WeightFormat::F32;
+    // A fused matrix takes its parts' common type; parts stored differently (mixed
+    // K-quant files), and types no kernel reads, fall back to f16.
+    std::optional<models::TensorType> type;
+    for (const auto& name : names) {
+        const auto* tensor = store->find(name);
+        if (!tensor || (type && *type != tensor->type)) return WeightFormat::F16;
+        type = tensor->type;
+    }
+    return type ? formatForStoredType(*type) : WeightFormat::F16;
+}
 
 std::uint32_t packedRowGranule(WeightFormat format, std::uint32_t cols) {
     const auto layout = packedLayout(format);

@@ -23,6 +23,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 namespace inferscope::compute {
@@ -58,6 +59,16 @@ GpuPackedMatrix packForGpu(WeightFormat format, std::span<const MatrixPart> part
 std::vector<std::uint32_t> packPlainRows(WeightFormat format, std::span<const float> values,
                                          std::uint32_t cols);
 std::uint64_t plainRowWords(WeightFormat format, std::uint32_t cols);
+// The size of a matrix of `rows` x `cols` in `format`'s layout, as packForGpu builds it (and
+// stackPackedRows for a chunk of that many rows): the word where the scales start (0 for
+// plain floats) and all words. The packers size their arrays with it, so an estimate that
+// calls it (LoadFootprint) follows any change of a layout. Throws ComputeError for AsStored.
+struct PackedMatrixSize {
+    std::uint64_t formatWords = 0;
+    std::uint64_t words = 0;
+    std::uint64_t bytes() const { return words * 4; }
+};
+PackedMatrixSize packedMatrixSize(WeightFormat format, std::uint32_t rows, std::uint32_t cols);
 DeviceMatrix uploadPacked(const VulkanContext& context, const GpuPackedMatrix& packed,
                           const std::string& label);
 
@@ -71,6 +82,17 @@ GpuPackedMatrix stackPackedRows(const GpuPackedMatrix& source, std::span<const R
 // The smallest row count r such that r rows of `cols` weights are a whole number of the
 // format's scale groups (1 for formats without cross-row groups).
 std::uint32_t packedRowGranule(WeightFormat format, std::uint32_t cols);
+// The row chunks (in output rows) the engine splits a matrix into so each chunk fits in
+// `limitBytes` (one storage binding): plain floats by whole rows, packed layouts from the
+// whole packed size with a little slack for the scales' padding words. rowGranule keeps
+// whole heads together; gateUpPairs: each output row is a gate row and an up row (`rows`
+// counts both). One range when the whole matrix fits. Throws ComputeError naming `what`.
+std::vector<RowRange> planMatrixChunks(WeightFormat format, std::uint32_t rows, std::uint32_t cols,
+                                       std::uint64_t limitBytes, std::uint32_t rowGranule,
+                                       bool gateUpPairs, const std::string& what);
+// The bytes of a matrix split by planMatrixChunks, each chunk in its own buffer.
+std::uint64_t chunkedMatrixBytes(WeightFormat format, std::uint32_t cols,
+                                 std::span<const RowRange> chunks, bool gateUpPairs);
 
 // The values the GPU computes with for one source tensor in `format` (the host reference):
 // f32 as is, f16 rounded, models::dequantizeMatrix of models::packMatrix for the lab schemes,
@@ -86,5 +108,11 @@ bool formatReadsStoredType(WeightFormat format, models::TensorType type);
 // The GPU format that keeps a stored type's own precision ("as stored"); F16 for types no
 // kernel reads (BF16, K-quants), which is what the fallback uses.
 WeightFormat formatForStoredType(models::TensorType type);
+// The format a matrix made of the tensors `names` gets for the requested `format`: the format
+// itself, or for AsStored the format of the parts' common stored type (f16 for parts stored
+// differently, missing ones or types no kernel reads; f32 without a store: substituted host
+// weights are f32).
+WeightFormat resolveWeightFormat(const models::WeightStore* store,
+                                 const std::vector<std::string>& names, WeightFormat format);
 
 } // namespace inferscope::compute

@@ -139,11 +139,14 @@ std::vector<float> roundTripWeights(std::span<const float> values, std::uint32_t
                                 cols);
 }
 
+std::uint64_t uploadedVectorBytes(std::uint64_t values) {
+    return std::max<std::uint64_t>(paddedColumns(std::uint32_t(values)), 4) * sizeof(float);
+}
+
 Buffer uploadVector(const VulkanContext& context, std::span<const float> values,
                     const std::string& label) {
-    std::vector<float> padded(paddedColumns(static_cast<std::uint32_t>(values.size())), 0.0f);
+    std::vector<float> padded(uploadedVectorBytes(values.size()) / sizeof(float), 0.0f);
     std::copy(values.begin(), values.end(), padded.begin());
-    if (padded.empty()) padded.resize(4, 0.0f);
     Buffer buffer(context, padded.size() * sizeof(float), BufferKind::DeviceLocal, label);
     buffer.upload(std::span<const float>(padded));
     return buffer;

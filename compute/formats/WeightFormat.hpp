@@ -122,7 +122,9 @@ DeviceMatrix uploadMatrix(const VulkanContext& context, std::span<const float> v
 std::vector<float> roundTripWeights(std::span<const float> values, std::uint32_t cols,
                                     WeightFormat format);
 
-// A vector of floats zero-padded to a multiple of 4 (norm weights, biases, frequencies).
+// A vector of floats zero-padded to a multiple of kColumnPadding (norm weights, biases,
+// frequencies); uploadedVectorBytes(values) bytes.
+std::uint64_t uploadedVectorBytes(std::uint64_t values);
 Buffer uploadVector(const VulkanContext& context, std::span<const float> values,
                     const std::string& label);
 

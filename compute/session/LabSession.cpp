@@ -11,6 +11,7 @@
 #include "compute/experiments/Scheduler.hpp"
 #include "compute/experiments/WeightReport.hpp"
 #include "compute/vulkan/BandwidthProbe.hpp"
+#include "models/ModelError.hpp"
 #include "models/formats/TextFile.hpp"
 #include "models/tokenizer/PrintableBytes.hpp"
 
@@ -159,6 +160,14 @@ std::optional<LoadedModelSummary> LabSession::load(const std::filesystem::path& 
     auto model = std::make_shared<models::LoadedModel>(models::loadModel(path));
     checkCancel();
 
+    // Refuse what cannot fit before the backend allocates anything (the previous model stays).
+    std::optional<LoadFootprint> footprint;
+    if (options.buildBackend) {
+        footprint = estimateLoadFootprint(*model, options.choice, options.available);
+        if (const auto refusal = footprint->refusal(); !refusal.empty())
+            throw models::ModelError(refusal);
+    }
+
     control.report("Preparing the tokenizer", 25);
     next->tokenizer = std::make_unique<models::Tokenizer>(model->tokenizer);
     try {
@@ -187,6 +196,7 @@ std::optional<LoadedModelSummary> LabSession::load(const std::filesystem::path& 
     card->info = experiments::modelInfo(*model);
     card->weightBytes = experiments::weightBytesByType(*model);
     card->kvCache = experiments::kvCacheBytes(model->config);
+    if (footprint) card->footprint = loadFootprintTable(*footprint);
 
     LoadedModelSummary summary;
     summary.card = card;

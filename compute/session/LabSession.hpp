@@ -16,6 +16,7 @@
 #include "compute/experiments/SoftLabels.hpp"
 #include "compute/experiments/SpeculativeDecoding.hpp"
 #include "compute/session/ActivationCollector.hpp"
+#include "compute/session/LoadFootprint.hpp"
 #include "compute/session/RunRecords.hpp"
 #include "models/LoadedModel.hpp"
 #include "models/quant/WeightQuantizer.hpp"
@@ -156,6 +157,9 @@ struct LoadOptions {
     BackendChoice choice;
     bool buildBackend = true; // false: model and tokenizer only (reports that build their own)
     bool warmUp = true;       // run a tiny untimed prefill + decode once the backend is built
+    // What the device and the host have, for the footprint check before the backend is
+    // built (compute/session/LoadFootprint); unset: measured.
+    MemoryAvailability available;
 };
 
 class LabSession {
@@ -168,7 +172,10 @@ public:
 
     // Loads a model file or folder. The previous model stays until `commit` (if given) agrees:
     // false means the load was cancelled, nothing changes and nullopt comes back. Throws on a
-    // bad file, a bad choice, or a cancel seen before the commit point (JobCancelled).
+    // bad file, a bad choice, or a cancel seen before the commit point (JobCancelled). A model
+    // whose estimated footprint (LoadFootprint) exceeds what the device or the host has is
+    // refused with a models::ModelError naming both figures before anything is built; the
+    // previous model keeps working.
     std::optional<LoadedModelSummary> load(const std::filesystem::path& path,
                                            const LoadOptions& options,
                                            const JobControl& control = {},

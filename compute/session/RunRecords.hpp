@@ -23,6 +23,7 @@ struct ModelRecord {
     Table info;                   // experiments::modelInfo
     Table weightBytes;            // experiments::weightBytesByType
     Table kvCache;                // experiments::kvCacheBytes
+    Table footprint;              // loadFootprintTable of the backend it loaded on (empty: none)
 };
 
 // The KV cache as the backend counted it once the sequence held `tokens` positions.

@@ -285,6 +285,7 @@ void WindowTest::fullRunIsResponsiveAndFillsEveryPanel() {
     QVERIFY(card->infoModel()->rowCount() > 10);
     QCOMPARE(card->kvModel()->number(1, 1), 2.0 * 4 * 2 * 64 * 2); // fp16 bytes per token
     QVERIFY(!card->barCategories().isEmpty());
+    QVERIFY(card->footprintModel()->rowCount() > 3); // the load's footprint, from the session
 
     const QString shot = recordedShotPath("window.png");
     QVERIFY(window.grab().save(shot));

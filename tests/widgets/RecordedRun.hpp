@@ -2,6 +2,7 @@
 // A recorded run, written out by hand so every number the panels draw is known: a
 // SmolLM2-shaped model (30 layers, 3 KV heads of 64), 12 prompt tokens, 6 generated.
 #include "compute/experiments/ModelInfo.hpp"
+#include "compute/session/LoadFootprint.hpp"
 #include "widgets/RunRecords.hpp"
 
 #include <QCoreApplication>
@@ -93,6 +94,17 @@ inline std::shared_ptr<const inferscope::widgets::ModelRecord> model() {
     m->weightBytes.addRow(
         {std::string("total"), std::int64_t{9437184}, std::int64_t{9437184}, 8.0});
     m->kvCache = compute::experiments::kvCacheBytes(m->config);
+    // What the load took on a 1 GiB device: 96 MiB of weights, 4 MiB of KV cache.
+    compute::LoadFootprint footprint;
+    footprint.backend = "vulkan";
+    footprint.weightFormat = "q4_1";
+    footprint.device = "recorded device";
+    footprint.parts = {{"weights (q4_1)", 96ull << 20, 0},
+                       {"KV cache (4,096 positions, fp16)", 4ull << 20, 0},
+                       {"largest upload transient (token_embd)", 0, 2ull << 20}};
+    footprint.deviceAvailableBytes = 1ull << 30;
+    footprint.hostAvailableBytes = 8ull << 30;
+    m->footprint = compute::loadFootprintTable(footprint);
     return m;
 }
 

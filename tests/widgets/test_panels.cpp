@@ -162,7 +162,14 @@ void PanelsTest::modelCardDrawsBytesByType() {
     QCOMPARE(panel.kvModel()->number(1, 1), 23040.0);
     QVERIFY2(panel.summaryText().contains("23,040 B per token"), qPrintable(panel.summaryText()));
     QVERIFY(panel.summaryText().contains("weights 9.0 MiB"));
-    QCOMPARE(panel.dataTables().size(), std::size_t(3));
+    // The footprint table as the session built it: three parts, total, available, fits.
+    QCOMPARE(panel.footprintModel()->rowCount(), 6);
+    QCOMPARE(panel.footprintModel()->number(3, 1), 100.0 * 1024 * 1024);
+    QVERIFY2(
+        panel.summaryText().contains("footprint: 100.0 MiB on the device, 2.0 MiB on the host"),
+        qPrintable(panel.summaryText()));
+    QCOMPARE(panel.dataTables().size(), std::size_t(4));
+    QCOMPARE(panel.dataTables().back().id, std::string("load-footprint"));
 }
 
 void PanelsTest::histogramCountsEveryDimensionOnOctaveBins() {
