@@ -42,6 +42,7 @@ struct ChartPanel::Chart {
         QXYSeries* xy = nullptr;           // the points (an area's upper line)
         QBarSet* bars = nullptr;
         QList<QPointF> points;
+        QColor colour; // invalid: the palette's, by index
     };
     struct Axis {
         QAbstractAxis* axis = nullptr; // owned by the chart
@@ -260,6 +261,17 @@ void ChartPanel::setMarkerSize(int series, double size) {
         scatter->setMarkerSize(size);
 }
 
+void ChartPanel::setSeriesColour(int series, const QColor& colour) {
+    chart_->series.at(std::size_t(series)).colour = colour;
+    applyTheme();
+}
+
+void ChartPanel::setSquareMarkers(int series) {
+    if (auto* scatter =
+            qobject_cast<QScatterSeries*>(chart_->series.at(std::size_t(series)).series))
+        scatter->setMarkerShape(QScatterSeries::MarkerShapeRectangle);
+}
+
 void ChartPanel::setEmptyHint(const QString& text) {
     emptyHint_ = text;
     hint_->setText(text);
@@ -411,7 +423,8 @@ void ChartPanel::applyTheme() {
     chart_->chart->setBackgroundRoundness(0);
     for (std::size_t i = 0; i < chart_->series.size(); ++i) {
         auto& s = chart_->series[i];
-        QColor colour = kSeriesColours[i % std::size(kSeriesColours)];
+        QColor colour =
+            s.colour.isValid() ? s.colour : kSeriesColours[i % std::size(kSeriesColours)];
         if (s.xy && s.kind != SeriesKind::Area) {
             // Measured lines solid and wide, formulas dashed and thin on top of them.
             QPen pen(colour, s.kind == SeriesKind::Scatter ? 1.0

@@ -5,6 +5,7 @@
 // Qt Charts code lives in ChartPanel.cpp alone and Qt Graphs can replace it there.
 #include "compute/Table.hpp"
 
+#include <QColor>
 #include <QList>
 #include <QPointF>
 #include <QString>
@@ -75,6 +76,10 @@ protected:
     void setSummary(const QString& text);
     // A Scatter series' marker diameter in pixels (10 unless set).
     void setMarkerSize(int series, double size);
+    // A fixed colour for one series instead of the palette's (the same in both themes).
+    void setSeriesColour(int series, const QColor& colour);
+    // A Scatter series drawn as squares instead of circles (cells of a grid).
+    void setSquareMarkers(int series);
     // What to press to fill the chart; shown over it while no series holds a point.
     void setEmptyHint(const QString& text);
     // Extra controls or views below the chart (a slider, a table).

@@ -91,6 +91,8 @@ void SchedulerPanel::setSlots(int slotCount) {
 }
 
 void SchedulerPanel::setTables(std::vector<compute::Table> tables) {
+    // The KV block map and prefix sharing of the same job are the KV blocks panel's.
+    std::erase_if(tables, [](const compute::Table& t) { return t.id.rfind("scheduler-", 0) != 0; });
     tables_ = std::move(tables);
     const auto* policies = compute::findTable(tables_, "scheduler-policies");
     const auto* timeline = compute::findTable(tables_, "scheduler-timeline");

@@ -14,7 +14,8 @@ namespace inferscope::cli {
 
 int runSchedule(const CommandArgs& args, std::ostream& out) {
     OptionSpec spec{{"--slots", "--requests", "--seed", "--mix", "--median", "--longest", "--total",
-                     "--prompt-tokens", "--verify", "--simulate", "--simulate-slots"},
+                     "--prompt-tokens", "--verify", "--simulate", "--simulate-slots",
+                     "--chunk-tokens", "--prefix-requests"},
                     {"--json", "--quiet"},
                     {}};
     addBackendOptions(spec);
@@ -37,6 +38,10 @@ int runSchedule(const CommandArgs& args, std::ostream& out) {
     request.verifyRequests = std::uint32_t(a.integer("--verify", 3, 0, 100000));
     request.simulateRequests = std::uint32_t(a.integer("--simulate", 0, 0, 1000000));
     request.simulateSlots = std::uint32_t(a.integer("--simulate-slots", 0, 0, 65536));
+    request.chunkTokens = std::uint32_t(a.integer("--chunk-tokens", 64, 0, 1 << 20));
+    if (request.chunkTokens == 0)
+        throw UsageError("--chunk-tokens: a chunk of 0 prompt tokens per step never prefills");
+    request.prefixRequests = std::uint32_t(a.integer("--prefix-requests", 8, 0, 1024));
     if (auto file = a.value("--mix")) request.mixFile = *file;
     const bool quiet = a.flag("--quiet") || a.flag("--json");
 
@@ -58,7 +63,10 @@ int runSchedule(const CommandArgs& args, std::ostream& out) {
         throw UsageError(e.what());
     }
     if (!quiet) std::cerr << "schedule: loading the model and sizing the KV cache\n";
-    auto serving = openServingSession(a.positional(0, "MODEL"), backend, request.slotCount,
+    // Prefix sharing holds its requests and the prefix at once (short sequences: the cache
+    // sized for the slots' long ones has room for them).
+    auto serving = openServingSession(a.positional(0, "MODEL"), backend,
+                                      std::max(request.slotCount, request.prefixRequests + 1),
                                       promptTokens + longest + 16);
     compute::JobControl control;
     control.progress = [&](const std::string& stage, int) {

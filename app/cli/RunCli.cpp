@@ -85,7 +85,10 @@ const std::vector<Command>& commands() {
         {"schedule", runSchedule,
          "  schedule MODEL [--slots N] [--requests N] [--seed S] [--mix FILE]\n"
          "           [--median M --longest L --total T] [--simulate N [--simulate-slots S]]\n"
-         "                                   static vs continuous batching, run and simulated\n"},
+         "           [--chunk-tokens K] [--prefix-requests N]\n"
+         "                                   static vs continuous batching, run and simulated;\n"
+         "                                   chunked prefill simulated; the KV block map;\n"
+         "                                   prefix sharing with and without forkSequence\n"},
         {"synthesize", runSynthesize,
          "  synthesize qwen2.5-0.5b OUT.gguf [--type f16|q8_0|q4_1] [--layers N] [--seed S]\n"
          "                                   a GGUF of that model's shape, random weights and\n"

@@ -42,7 +42,15 @@ std::vector<RequestShape> shapesOf(const std::vector<ServingRequest>& requests) 
 // ---- The schedule ---------------------------------------------------------------------------
 
 std::string policyName(BatchingPolicy policy) {
-    return policy == BatchingPolicy::Static ? "static" : "continuous";
+    switch (policy) {
+    case BatchingPolicy::Static:
+        return "static";
+    case BatchingPolicy::Continuous:
+        return "continuous";
+    case BatchingPolicy::ContinuousChunked:
+        return "continuous + chunked prefill";
+    }
+    return "?";
 }
 
 std::uint64_t Schedule::idleSlotSteps() const {
@@ -57,8 +65,77 @@ std::uint64_t Schedule::paddingSlotSteps() const {
     return padding;
 }
 
+namespace {
+// Continuous admission with a prompt-token budget per step (Sarathi-style chunked prefill).
+Schedule buildChunkedSchedule(const std::vector<RequestShape>& requests, Schedule schedule,
+                              std::uint32_t chunkTokens) {
+    const auto slotCount = schedule.slotCount;
+    std::vector<std::int32_t> holder(slotCount, -1);
+    std::vector<std::uint32_t> pending(requests.size(), 0); // prompt tokens not yet prefilled
+    std::vector<std::size_t> prefilling;                    // oldest admission first
+    std::size_t next = 0;
+    for (std::uint32_t t = 0;; ++t) {
+        ScheduleStep step;
+        step.cells.resize(slotCount);
+        for (std::uint32_t s = 0; s < slotCount && next < requests.size(); ++s)
+            if (holder[s] < 0) {
+                auto& r = schedule.requests[next];
+                r.slot = s;
+                r.admitStep = t;
+                ++step.admitted;
+                pending[next] = requests[next].promptTokens;
+                prefilling.push_back(next);
+                holder[s] = std::int32_t(next++);
+            }
+        std::vector<bool> fed(requests.size(), false);
+        std::uint32_t budget = chunkTokens;
+        for (auto i : prefilling) {
+            const auto take = std::min(budget, pending[i]);
+            if (take == 0) break;
+            budget -= take;
+            pending[i] -= take;
+            step.prefillTokens += take;
+            ++step.prefillSequences;
+            fed[i] = true;
+            if (pending[i] == 0) {
+                auto& r = schedule.requests[i];
+                r.firstTokenStep = t;
+                r.finishStep = t + requests[i].outputTokens - 1;
+            }
+        }
+        std::erase_if(prefilling, [&](std::size_t i) { return pending[i] == 0; });
+        bool any = false;
+        for (std::uint32_t s = 0; s < slotCount; ++s) {
+            if (holder[s] < 0) continue;
+            any = true;
+            const auto i = std::size_t(holder[s]);
+            if (pending[i] > 0) {
+                // Still prefilling: computed only when a chunk of it ran this step.
+                step.cells[s] = {holder[s], SlotState::Prefilling};
+                step.sequences += fed[i] ? 1 : 0;
+            } else {
+                step.cells[s] = {holder[s], SlotState::Generating};
+                ++step.sequences;
+                ++step.generating;
+            }
+        }
+        if (!any) break;
+        schedule.steps.push_back(std::move(step));
+        for (std::uint32_t s = 0; s < slotCount; ++s) {
+            if (holder[s] < 0) continue;
+            const auto i = std::size_t(holder[s]);
+            if (pending[i] == 0 && schedule.requests[i].finishStep == t) {
+                schedule.requests[i].returnStep = t;
+                holder[s] = -1;
+            }
+        }
+    }
+    return schedule;
+}
+} // namespace
+
 Schedule buildSchedule(const std::vector<RequestShape>& requests, std::uint32_t slotCount,
-                       BatchingPolicy policy) {
+                       BatchingPolicy policy, std::uint32_t chunkTokens) {
     if (slotCount == 0) throw std::invalid_argument("a schedule needs at least one slot");
     if (requests.empty()) throw std::invalid_argument("the request mix is empty");
     for (std::size_t i = 0; i < requests.size(); ++i)
@@ -69,6 +146,12 @@ Schedule buildSchedule(const std::vector<RequestShape>& requests, std::uint32_t 
     schedule.policy = policy;
     schedule.slotCount = slotCount;
     schedule.requests.resize(requests.size());
+    if (policy == BatchingPolicy::ContinuousChunked) {
+        if (chunkTokens == 0)
+            throw std::invalid_argument("chunked prefill needs a chunk of at least one prompt "
+                                        "token per step (0 was asked)");
+        return buildChunkedSchedule(requests, std::move(schedule), chunkTokens);
+    }
     auto newStep = [&] {
         ScheduleStep step;
         step.cells.resize(slotCount);
@@ -78,8 +161,10 @@ Schedule buildSchedule(const std::vector<RequestShape>& requests, std::uint32_t 
         auto& r = schedule.requests[request];
         r.slot = slot;
         r.admitStep = t;
+        r.firstTokenStep = t;
         r.finishStep = t + requests[request].outputTokens - 1;
         ++step.admitted;
+        ++step.prefillSequences;
         step.prefillTokens += requests[request].promptTokens;
     };
     if (policy == BatchingPolicy::Static) {
@@ -136,9 +221,10 @@ Schedule buildSchedule(const std::vector<RequestShape>& requests, std::uint32_t 
     return schedule;
 }
 
-std::uint32_t peakBlocks(const Schedule& schedule, const std::vector<RequestShape>& requests,
-                         std::uint32_t blockSize) {
-    std::uint32_t peak = 0;
+std::vector<std::uint32_t> blocksPerStep(const Schedule& schedule,
+                                         const std::vector<RequestShape>& requests,
+                                         std::uint32_t blockSize) {
+    std::vector<std::uint32_t> perStep;
     for (std::uint32_t t = 0; t < schedule.steps.size(); ++t) {
         std::uint32_t blocks = 0;
         for (const auto& cell : schedule.steps[t].cells) {
@@ -148,9 +234,15 @@ std::uint32_t peakBlocks(const Schedule& schedule, const std::vector<RequestShap
             blocks += blocksFor(
                 requests[std::size_t(cell.request)].promptTokens + (t - r.admitStep), blockSize);
         }
-        peak = std::max(peak, blocks);
+        perStep.push_back(blocks);
     }
-    return peak;
+    return perStep;
+}
+
+std::uint32_t peakBlocks(const Schedule& schedule, const std::vector<RequestShape>& requests,
+                         std::uint32_t blockSize) {
+    const auto perStep = blocksPerStep(schedule, requests, blockSize);
+    return perStep.empty() ? 0 : *std::max_element(perStep.begin(), perStep.end());
 }
 
 std::uint32_t longestSequence(const Schedule& schedule, const std::vector<RequestShape>& requests) {
@@ -198,7 +290,8 @@ std::vector<double> simulateStepSeconds(const Schedule& schedule, const StepCost
     std::vector<double> seconds;
     for (const auto& step : schedule.steps)
         seconds.push_back(
-            model.stepMilliseconds(step.sequences, step.prefillTokens - step.admitted) / 1e3);
+            model.stepMilliseconds(step.sequences, step.prefillTokens - step.prefillSequences) /
+            1e3);
     return seconds;
 }
 
@@ -218,7 +311,7 @@ PolicyFigures summarize(const Schedule& schedule, const std::vector<RequestShape
     for (std::size_t i = 0; i < requests.size(); ++i) {
         const auto& r = schedule.requests[i];
         latencies.push_back(ends[r.returnStep]);
-        f.meanTimeToFirstToken += ends[r.admitStep];
+        f.meanTimeToFirstToken += ends[r.firstTokenStep];
         tokens += requests[i].outputTokens;
     }
     f.meanTimeToFirstToken /= double(requests.size());
@@ -256,8 +349,12 @@ void checkFits(const Engine& engine, const Schedule& schedule,
 
 EngineRun runSchedule(Engine& engine, const Schedule& schedule,
                       const std::vector<ServingRequest>& requests,
-                      const std::function<void(const std::string&, int)>& progress) {
+                      const std::function<void(const std::string&, int)>& progress,
+                      const std::vector<std::uint32_t>& snapshotAt) {
     const auto shapes = shapesOf(requests);
+    if (schedule.policy == BatchingPolicy::ContinuousChunked)
+        throw std::invalid_argument("chunked prefill is simulated only; the engine runs the "
+                                    "static and continuous schedules");
     if (schedule.requests.size() != requests.size())
         throw std::invalid_argument("the schedule was built for another mix");
     checkFits(engine, schedule, shapes);
@@ -286,6 +383,17 @@ EngineRun runSchedule(Engine& engine, const Schedule& schedule,
             const auto result = engine.step(inputs);
             run.stepSeconds.push_back(std::chrono::duration<double>(Clock::now() - start).count());
             run.peakBlocksInUse = std::max(run.peakBlocksInUse, engine.kvCache().usedBlocks());
+            if (std::find(snapshotAt.begin(), snapshotAt.end(), t) != snapshotAt.end()) {
+                run.blockSnapshots.push_back(
+                    snapshotKvCache(engine.kvCache(),
+                                    policyName(schedule.policy) + " step " + std::to_string(t + 1),
+                                    std::int32_t(t), schedule.slotCount,
+                                    engine.kvCache().maxPositionsPerSequence(), [&](SequenceId id) {
+                                        const auto r = std::size_t(id - 1);
+                                        return KvOwner{"request " + std::to_string(r + 1),
+                                                       std::int32_t(schedule.requests.at(r).slot)};
+                                    }));
+            }
             std::size_t k = 0;
             for (const auto& cell : step.cells) {
                 if (cell.state == SlotState::Empty) continue;
@@ -305,6 +413,13 @@ EngineRun runSchedule(Engine& engine, const Schedule& schedule,
         throw;
     }
     run.blocksInUseAfter = engine.kvCache().usedBlocks();
+    // In the order asked for (taken in step order).
+    auto rank = [&](const KvBlockSnapshot& s) {
+        return std::find(snapshotAt.begin(), snapshotAt.end(), std::uint32_t(s.step)) -
+               snapshotAt.begin();
+    };
+    std::stable_sort(run.blockSnapshots.begin(), run.blockSnapshots.end(),
+                     [&](const auto& a, const auto& b) { return rank(a) < rank(b); });
     engine.reset();
     engine.setProbes(savedProbes);
     return run;
@@ -343,6 +458,9 @@ SchedulerResult compareSchedulers(Engine& engine, const std::vector<ServingReque
     }
 
     for (const auto& p : policies) checkFits(engine, p.schedule, result.shapes);
+    result.chunkTokens = options.chunkTokens;
+    const auto chunked = buildSchedule(result.shapes, options.slotCount,
+                                       BatchingPolicy::ContinuousChunked, options.chunkTokens);
 
     // Step costs over B = 1, 2, 4, ... slots, at about the mix's typical context.
     BatchSweepOptions sweep;
@@ -368,13 +486,28 @@ SchedulerResult compareSchedulers(Engine& engine, const std::vector<ServingReque
     // The prefill cost per token of the largest measured batch (the most tokens, least noise).
     result.costs.prefillMillisecondsPerToken = costs.points.back().prefillMillisecondsPerToken;
 
+    result.chunkedSimulated =
+        summarize(chunked, result.shapes, simulateStepSeconds(chunked, result.costs));
     int done = 0;
     for (auto& p : policies) {
         p.simulated =
             summarize(p.schedule, result.shapes, simulateStepSeconds(p.schedule, result.costs));
-        p.run = runSchedule(engine, p.schedule, requests, [&](const std::string& stage, int pc) {
-            report(stage, 10 + done * 40 + pc * 40 / 100);
-        });
+        // The block map of the continuous run: its peak step and a few spread over the run.
+        std::vector<std::uint32_t> snapshotAt;
+        if (p.policy == BatchingPolicy::Continuous && options.blockSnapshots > 0)
+            snapshotAt = snapshotSteps(
+                blocksPerStep(p.schedule, result.shapes, engine.kvCache().blockSize()),
+                options.blockSnapshots - 1);
+        p.run = runSchedule(
+            engine, p.schedule, requests,
+            [&](const std::string& stage, int pc) {
+                report(stage, 10 + done * 40 + pc * 40 / 100);
+            },
+            snapshotAt);
+        if (!p.run.blockSnapshots.empty()) {
+            p.run.blockSnapshots.front().label += " (peak blocks)";
+            result.blockSnapshots = p.run.blockSnapshots;
+        }
         p.measured = summarize(p.schedule, result.shapes, p.run.stepSeconds);
         ++done;
     }
@@ -404,12 +537,15 @@ SchedulerResult compareSchedulers(Engine& engine, const std::vector<ServingReque
         for (auto l : lengths) shapes.push_back({prompt, l});
         result.largeRequests = options.simulateRequests;
         result.largeSlots = options.simulateSlots ? options.simulateSlots : options.slotCount;
-        for (auto policy : {BatchingPolicy::Static, BatchingPolicy::Continuous}) {
-            const auto schedule = buildSchedule(shapes, result.largeSlots, policy);
+        for (auto policy : {BatchingPolicy::Static, BatchingPolicy::Continuous,
+                            BatchingPolicy::ContinuousChunked}) {
+            const auto schedule =
+                buildSchedule(shapes, result.largeSlots, policy, options.chunkTokens);
             const auto figures =
                 summarize(schedule, shapes, simulateStepSeconds(schedule, result.costs));
-            (policy == BatchingPolicy::Static ? result.largeStatic : result.largeContinuous) =
-                figures;
+            (policy == BatchingPolicy::Static       ? result.largeStatic
+             : policy == BatchingPolicy::Continuous ? result.largeContinuous
+                                                    : result.largeChunked) = figures;
         }
     }
     report("Done", 100);
@@ -449,6 +585,10 @@ std::vector<Table> schedulerTables(const SchedulerResult& r) {
                                  : 0.0;
         addFigures(policyName(p.policy), "simulated", p.simulated, error);
     }
+    if (r.chunkTokens > 0)
+        addFigures(policyName(BatchingPolicy::ContinuousChunked) + " (" +
+                       std::to_string(r.chunkTokens) + " tokens/step)",
+                   "simulated only", r.chunkedSimulated, Cell{});
     if (r.policies.size() == 2 && r.policies[0].measured.tokensPerSecond > 0 &&
         r.policies[1].measured.meanLatency > 0)
         policies.notes.push_back(
@@ -465,6 +605,13 @@ std::vector<Table> schedulerTables(const SchedulerResult& r) {
     policies.notes.push_back("Simulated: the same schedule costed by the measured step time over "
                              "B (scheduler-costs), simulation error = simulated total vs "
                              "measured total.");
+    if (r.chunkTokens > 0)
+        policies.notes.push_back(
+            "Chunked prefill (simulated only, not run on the engine): continuous admission, but "
+            "at most " +
+            std::to_string(r.chunkTokens) +
+            " prompt tokens are prefilled per step, oldest request first, beside the decodes; a "
+            "request's first token comes with its last prompt chunk. Same step cost model.");
 
     Table timeline;
     timeline.id = "scheduler-timeline";
@@ -531,8 +678,11 @@ std::vector<Table> schedulerTables(const SchedulerResult& r) {
             .addColumn("mean TTFT", "s", 3)
             .addColumn("idle slot-steps")
             .addColumn("steps");
+        const std::string chunkedName = policyName(BatchingPolicy::ContinuousChunked) + " (" +
+                                        std::to_string(r.chunkTokens) + " tokens/step)";
         for (auto [name, f] : {std::pair{std::string("static"), r.largeStatic},
-                               std::pair{std::string("continuous"), r.largeContinuous}})
+                               std::pair{std::string("continuous"), r.largeContinuous},
+                               std::pair{chunkedName, r.largeChunked}})
             large.addRow({name, f.totalSeconds, f.tokensPerSecond, f.meanLatency, f.p99Latency,
                           f.meanTimeToFirstToken, std::int64_t(f.idleSlotSteps),
                           std::int64_t(f.steps)});
@@ -540,8 +690,11 @@ std::vector<Table> schedulerTables(const SchedulerResult& r) {
             large.notes.push_back(
                 "Step costs above B = " + std::to_string(r.costs.decode.back().batch) +
                 " are extrapolated from the last measured slope.");
+        large.notes.push_back("Every figure here is simulated from the measured step costs.");
         tables.push_back(large);
     }
+    for (auto& t : kvBlockMapTables(r.blockSnapshots)) tables.push_back(std::move(t));
+    if (r.prefixSharing) tables.push_back(prefixSharingTable(*r.prefixSharing));
     return tables;
 }
 

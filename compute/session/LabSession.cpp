@@ -777,8 +777,32 @@ std::vector<Table> LabSession::schedulerComparison(const SchedulingRequest& requ
     options.simulateRequests = request.simulateRequests;
     options.simulateSlots = request.simulateSlots;
     options.mix = request.mix;
+    options.chunkTokens = request.chunkTokens;
     options.progress = control.cancellingProgress();
-    return experiments::schedulerTables(experiments::compareSchedulers(engine, requests, options));
+    auto result = experiments::compareSchedulers(engine, requests, options);
+    if (request.prefixRequests > 0) {
+        // One system prompt, a distinct question after it per request.
+        static const char* const systemPrompt =
+            "You are the teaching assistant of an inference lab. Answer in one or two short "
+            "sentences, in plain words, and say so when you are not sure. The student is "
+            "learning what makes serving a language model cheap: batching, the KV cache and its "
+            "blocks, quantized weights and speculative decoding.";
+        static const char* const questions[] = {
+            "What is a KV cache?",        "Why does batching help?",
+            "What is a block table?",     "What does prefill compute?",
+            "Why is decoding slow?",      "What is continuous batching?",
+            "What does quantization do?", "What is speculative decoding?"};
+        const auto prefix = s.tokenizer->encode(systemPrompt, true, false);
+        std::vector<std::vector<std::int32_t>> tails;
+        for (std::uint32_t i = 0; i < request.prefixRequests; ++i)
+            tails.push_back(s.tokenizer->encode(" Question " + std::to_string(i + 1) + ": " +
+                                                    questions[i % std::size(questions)],
+                                                false, false));
+        result.prefixSharing = experiments::comparePrefixSharing(
+            engine, prefix, tails, request.prefixOutputTokens, control.cancellingProgress());
+        result.blockSnapshots.push_back(result.prefixSharing->sharedSnapshot);
+    }
+    return experiments::schedulerTables(result);
 }
 
 experiments::SpeculativeStudyPtr LabSession::speculativeDecoding(const SpeculativeRequest& request,

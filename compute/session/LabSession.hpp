@@ -120,6 +120,11 @@ struct SchedulingRequest {
     std::uint32_t verifyRequests = 3;
     std::uint32_t simulateRequests = 0; // > 0: also simulate a mix this large
     std::uint32_t simulateSlots = 0;
+    std::uint32_t chunkTokens = 64; // prompt tokens per step of the chunked-prefill simulation
+    // Prefix sharing (experiments/PrefixSharing): this many requests with one system prompt,
+    // run with and without forkSequence; 0 leaves it out.
+    std::uint32_t prefixRequests = 8;
+    std::uint32_t prefixOutputTokens = 16;
 };
 
 // Chapter item 12 on the session's device: the model as the target (study.targetFormat) and

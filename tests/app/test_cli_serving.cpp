@@ -71,13 +71,43 @@ private slots:
         const auto doc = nlohmann::json::parse(r.out);
         QCOMPARE(tableIds(doc),
                  (std::vector<std::string>{"scheduler-policies", "scheduler-timeline",
-                                           "scheduler-checks", "scheduler-costs"}));
-        QCOMPARE(doc["tables"][0]["rows"].size(), std::size_t(4));
+                                           "scheduler-checks", "scheduler-costs", "kv-block-map",
+                                           "kv-block-tables", "kv-block-cells", "prefix-sharing"}));
+        // Static and continuous measured and simulated, chunked prefill simulated only.
+        QCOMPARE(doc["tables"][0]["rows"].size(), std::size_t(5));
+        QCOMPARE(doc["tables"][0]["rows"][4][1].get<std::string>(), std::string("simulated only"));
+        // Snapshots of the continuous run (its peak first), then one of the prefix-sharing run.
+        const auto& snapshots = doc["tables"][4]["rows"];
+        QVERIFY(snapshots.size() >= 2 && snapshots.size() <= 5);
+        QVERIFY(snapshots[0][0].get<std::string>().find("(peak blocks)") != std::string::npos);
+        QCOMPARE(snapshots.back()[0].get<std::string>(),
+                 std::string("prefix sharing, after prefill"));
+        const auto& sharing = doc["tables"][7]["rows"];
+        QCOMPARE(sharing.size(), std::size_t(2));
+        QCOMPARE(sharing[0][6].get<std::string>(), std::string("8 of 8"));
+        QVERIFY(sharing[0][4].get<std::int64_t>() < sharing[1][4].get<std::int64_t>());
         // Every generating cell of the timeline: 40 tokens per policy.
         int generating = 0;
         for (const auto& row : doc["tables"][1]["rows"])
             generating += row[4].get<std::string>() == "generating";
         QCOMPARE(generating, 80);
+    }
+
+    void scheduleOptionsForChunksAndPrefixes() {
+        auto r = runCli({"schedule",       file_, "--slots",           "3",
+                         "--requests",     "9",   "--median",          "3",
+                         "--longest",      "10",  "--total",           "40",
+                         "--verify",       "0",   "--prefix-requests", "0",
+                         "--chunk-tokens", "3",   "--format",          "fp32",
+                         "--json"});
+        QCOMPARE(r.status, 0);
+        const auto ids = tableIds(nlohmann::json::parse(r.out));
+        QVERIFY(std::find(ids.begin(), ids.end(), "prefix-sharing") == ids.end()); // 0: off
+        QVERIFY(r.out.find("(3 tokens/step)") != std::string::npos);
+        r = runCli({"schedule", file_, "--chunk-tokens", "0"});
+        QCOMPARE(r.status, 2);
+        QVERIFY(r.err.find("--chunk-tokens") != std::string::npos);
+        QCOMPARE(lines(r.err), 1);
     }
 
     void scheduleReadsAMixFile() {

@@ -256,6 +256,124 @@ private slots:
         QCOMPARE(c.idleSlotSteps, std::uint64_t(4));
     }
 
+    void chunkedPrefillMatchesHandComputedSchedule() {
+        // Two requests (prompt 5, output 2; prompt 2, output 3) on two slots, at most 4
+        // prompt tokens per step; costs as above: 10 ms at B = 1, 12 ms at B = 2, 1 ms per
+        // prompt token beyond one per sequence.
+        //   step 0: request 0 prefills 4 of 5 (budget spent, request 1 waits) -> 1 seq, 3 extra
+        //   step 1: request 0 its last 1, request 1 its 2: both first tokens -> 2 seqs, 1 extra
+        //   step 2: both decode (request 0 done) -> 12;  step 3: request 1 alone -> 10
+        const std::vector<RequestShape> shapes{{5, 2}, {2, 3}};
+        StepCostModel costs;
+        costs.decode = {{1, 10}, {2, 12}};
+        costs.prefillMillisecondsPerToken = 1;
+        const auto chunked = buildSchedule(shapes, 2, BatchingPolicy::ContinuousChunked, 4);
+        QCOMPARE(chunked.steps.size(), std::size_t(4));
+        QCOMPARE(chunked.steps[0].prefillTokens, 4u);
+        QCOMPARE(chunked.steps[0].sequences, 1u);
+        QVERIFY(chunked.steps[0].cells[1].state == SlotState::Prefilling);
+        QCOMPARE(chunked.steps[1].prefillTokens, 3u);
+        QCOMPARE(chunked.steps[1].prefillSequences, 2u);
+        QCOMPARE(chunked.requests[0].firstTokenStep, 1u);
+        QCOMPARE(chunked.requests[1].firstTokenStep, 1u);
+        QCOMPARE(chunked.requests[0].returnStep, 2u);
+        QCOMPARE(chunked.requests[1].returnStep, 3u);
+        const auto seconds = simulateStepSeconds(chunked, costs);
+        const std::vector<double> expected{0.013, 0.013, 0.012, 0.010};
+        for (std::size_t t = 0; t < 4; ++t) QCOMPARE(seconds[t], expected[t]);
+        const auto f = summarize(chunked, shapes, seconds);
+        QCOMPARE(f.totalSeconds, 0.048);
+        QCOMPARE(f.meanTimeToFirstToken, 0.026);
+        QCOMPARE(f.meanLatency, (0.038 + 0.048) / 2);
+        QCOMPARE(f.idleSlotSteps, std::uint64_t(3)); // step 0 both, step 3 slot 0
+        QCOMPARE(f.tokensPerSecond, 5 / 0.048);
+        // Unchunked, the same mix prefills all 7 prompt tokens in step 0: 12 + 5 ms.
+        const auto whole = buildSchedule(shapes, 2, BatchingPolicy::Continuous);
+        QCOMPARE(simulateStepSeconds(whole, costs).front(), 0.017);
+        QCOMPARE(policyName(BatchingPolicy::ContinuousChunked),
+                 std::string("continuous + chunked prefill"));
+    }
+
+    void chunkedPrefillKeepsItsBudget() {
+        RequestMixSpec spec;
+        const auto lengths = skewedLengths(spec);
+        std::vector<RequestShape> shapes;
+        for (std::size_t i = 0; i < lengths.size(); ++i)
+            shapes.push_back({std::uint32_t(1 + (i * 37) % 150), lengths[i]});
+        for (std::uint32_t chunk : {1u, 7u, 64u, 100000u}) {
+            const auto schedule =
+                buildSchedule(shapes, 8, BatchingPolicy::ContinuousChunked, chunk);
+            std::uint64_t prompts = 0, wanted = 0;
+            std::vector<std::uint32_t> generated(shapes.size(), 0);
+            for (const auto& step : schedule.steps) {
+                QVERIFY(step.prefillTokens <= chunk);
+                prompts += step.prefillTokens;
+                for (const auto& cell : step.cells)
+                    if (cell.state == SlotState::Generating) ++generated[std::size_t(cell.request)];
+            }
+            for (std::size_t i = 0; i < shapes.size(); ++i) {
+                wanted += shapes[i].promptTokens;
+                QCOMPARE(generated[i], shapes[i].outputTokens);
+                const auto& r = schedule.requests[i];
+                QVERIFY(r.admitStep <= r.firstTokenStep);
+                QCOMPARE(r.finishStep, r.firstTokenStep + shapes[i].outputTokens - 1);
+                QCOMPARE(r.returnStep, r.finishStep);
+            }
+            QCOMPARE(prompts, wanted);
+        }
+        // A budget as large as any prompt admits like plain continuous batching.
+        const auto unlimited =
+            buildSchedule(shapes, 8, BatchingPolicy::ContinuousChunked, 1u << 30);
+        const auto plain = buildSchedule(shapes, 8, BatchingPolicy::Continuous);
+        QCOMPARE(unlimited.steps.size(), plain.steps.size());
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument,
+                                 buildSchedule(shapes, 8, BatchingPolicy::ContinuousChunked, 0));
+    }
+
+    void snapshotStepsPutThePeakFirst() {
+        const std::vector<std::uint32_t> blocks{1, 3, 7, 2, 5, 4, 0, 0};
+        QCOMPARE(snapshotSteps(blocks, 3), (std::vector<std::uint32_t>{2, 4, 6}));
+        QCOMPARE(snapshotSteps(blocks, 1), (std::vector<std::uint32_t>{2, 4}));
+        QCOMPARE(snapshotSteps(blocks, 0), (std::vector<std::uint32_t>{2}));
+        QVERIFY(snapshotSteps({}, 3).empty());
+    }
+
+    // The block map of a cache built by hand: a 10-position sequence (blocks of 4) forked
+    // into another that grows to 11 positions.
+    void blockMapOfAForkedCache() {
+        KvCache cache(2, 1, 4, 4, 16, 8, 8);
+        cache.reserve(1, 10);
+        QCOMPARE(cache.forkPrefix(1, 2), 8u);
+        cache.reserve(2, 11);
+        const auto snap = snapshotKvCache(cache, "by hand", 0, 2, 32, [](SequenceId id) {
+            return KvOwner{"request " + std::to_string(id), std::int32_t(id - 1)};
+        });
+        QCOMPARE(snap.usedBlocks(), 4u); // 3 + 1 of its own
+        QCOMPARE(snap.freeBlocks, 12u);
+        QCOMPARE(snap.sharedBlocks(), 2u);
+        QCOMPARE(snap.usedPositions, 8u + 2u + 3u);
+        QCOMPARE(snap.internalFragmentationPercent(), 100.0 * 3 / 16);
+        QCOMPARE(snap.reservedPositions(), std::uint64_t(64));
+        QCOMPARE(snap.sequences.size(), std::size_t(2));
+        QCOMPARE(snap.sequences[0].lastBlockFill(4), 2u);
+        QCOMPARE(snap.sequences[1].lastBlockFill(4), 3u);
+        const auto tables = kvBlockMapTables({snap});
+        const auto* cells = findTable(tables, "kv-block-cells");
+        QCOMPARE(cells->rows.size(), std::size_t(16));
+        QCOMPARE(std::get<std::string>(cells->at(0, "owner")), std::string("shared by 2"));
+        QCOMPARE(cells->number(0, "reference count"), 2.0);
+        QCOMPARE(std::get<std::string>(cells->at(2, "owner")), std::string("request 1"));
+        QCOMPARE(cells->number(2, "filled positions"), 2.0);
+        QCOMPARE(cells->number(3, "filled"), 75.0);
+        QCOMPARE(std::get<std::string>(cells->at(4, "owner")), std::string("free"));
+        const auto* map = findTable(tables, "kv-block-map");
+        QCOMPARE(map->number(0, "partly filled last blocks"), 2.0);
+        QCOMPARE(map->number(0, "reserving max context: unused"), 100.0 * (64 - 13) / 64);
+        cache.release(1);
+        cache.release(2);
+        QCOMPARE(cache.freeBlocks(), 16u);
+    }
+
     void costModelInterpolates() {
         StepCostModel costs;
         costs.decode = {{1, 10}, {4, 16}, {8, 32}};

@@ -162,10 +162,158 @@ private slots:
         }
         for (const auto& v : result.verified) QVERIFY(v.staticEqual && v.continuousEqual);
         QVERIFY(result.largeContinuous.totalSeconds > 0);
+        QVERIFY(result.largeChunked.totalSeconds > 0);
+        QVERIFY(result.chunkedSimulated.totalSeconds > 0);
+        // The continuous run's peak and the spread steps that differ from it.
+        const auto& continuous = result.policies[1].schedule;
+        QCOMPARE(result.blockSnapshots.size(),
+                 snapshotSteps(blocksPerStep(continuous, result.shapes, 16), o.blockSnapshots - 1)
+                     .size());
+        QVERIFY(result.blockSnapshots.front().label.find("(peak blocks)") != std::string::npos);
         const auto tables = schedulerTables(result);
         QCOMPARE(tables.front().id, std::string("scheduler-policies"));
-        QCOMPARE(tables.front().rows.size(), std::size_t(4));
-        QCOMPARE(tables.back().id, std::string("scheduler-simulation"));
+        QCOMPARE(tables.front().rows.size(), std::size_t(5)); // + chunked, simulated only
+        QCOMPARE(std::get<std::string>(tables.front().at(4, "figures")),
+                 std::string("simulated only"));
+        QCOMPARE(findTable(tables, "scheduler-simulation")->rows.size(), std::size_t(3));
+        QCOMPARE(findTable(tables, "kv-block-map")->rows.size(), result.blockSnapshots.size());
+        QVERIFY(findTable(tables, "prefix-sharing") == nullptr); // not run here
+    }
+
+    // The block map of a continuous run: every snapshot agrees with the schedule and with
+    // itself (holders = reference counts, used + free = capacity, last-block fill), and
+    // every block is free after the run.
+    void blockMapDuringContinuousRun() {
+        Engine engine(*model_, options());
+        RequestMixSpec spec{12, 4, 19, 80, 5};
+        const auto lengths = skewedLengths(spec);
+        std::vector<ServingRequest> requests;
+        std::vector<RequestShape> shapes;
+        for (std::size_t i = 0; i < lengths.size(); ++i) {
+            std::vector<std::int32_t> prompt;
+            for (std::uint32_t k = 0; k < 3 + i % 14; ++k)
+                prompt.push_back(std::int32_t((i * 31 + k * 7 + 5) % 300));
+            requests.push_back({prompt, lengths[i]});
+            shapes.push_back({std::uint32_t(prompt.size()), lengths[i]});
+        }
+        const auto& cache = engine.kvCache();
+        const auto blockSize = cache.blockSize();
+        const auto schedule = buildSchedule(shapes, 4, BatchingPolicy::Continuous);
+        const auto perStep = blocksPerStep(schedule, shapes, blockSize);
+        const auto steps = snapshotSteps(perStep, 3);
+        QVERIFY(steps.size() >= 2);
+        QCOMPARE(perStep[steps.front()], peakBlocks(schedule, shapes, blockSize));
+        const auto run = runSchedule(engine, schedule, requests, {}, steps);
+        QCOMPARE(run.blockSnapshots.size(), steps.size());
+        for (std::size_t k = 0; k < steps.size(); ++k) {
+            const auto& snap = run.blockSnapshots[k];
+            const auto t = steps[k];
+            QCOMPARE(snap.step, std::int32_t(t));
+            QCOMPARE(snap.capacityBlocks, cache.capacityBlocks());
+            QCOMPARE(snap.usedBlocks(), perStep[t]);
+            std::vector<std::uint32_t> holders(snap.capacityBlocks, 0);
+            std::uint32_t positions = 0, running = 0;
+            for (const auto& cell : schedule.steps[t].cells) running += cell.request >= 0;
+            QCOMPARE(std::uint32_t(snap.sequences.size()), running);
+            for (const auto& q : snap.sequences) {
+                const auto r = std::size_t(q.sequence - 1);
+                QCOMPARE(q.slot, std::int32_t(schedule.requests[r].slot));
+                QCOMPARE(q.length, shapes[r].promptTokens + (t - schedule.requests[r].admitStep));
+                QCOMPARE(std::uint32_t(q.blocks.size()), (q.length + blockSize - 1) / blockSize);
+                const auto rest = q.length % blockSize;
+                QCOMPARE(q.lastBlockFill(blockSize), rest == 0 ? blockSize : rest);
+                for (auto b : q.blocks) ++holders.at(b);
+                positions += q.length;
+            }
+            std::uint32_t free = 0;
+            for (std::uint32_t b = 0; b < snap.capacityBlocks; ++b) {
+                QCOMPARE(holders[b], snap.referenceCounts[b]); // owned twice only if shared
+                QVERIFY(holders[b] <= 1);                      // no prefix shared here
+                free += snap.referenceCounts[b] == 0;
+            }
+            QCOMPARE(free, snap.freeBlocks);
+            QCOMPARE(snap.freeBlocks + snap.usedBlocks(), snap.capacityBlocks);
+            QCOMPARE(snap.usedPositions, positions);
+            QCOMPARE(snap.internalFragmentationPercent(),
+                     100.0 * (snap.allocatedPositions() - positions) / snap.allocatedPositions());
+        }
+        QCOMPARE(run.blocksInUseAfter, 0u);
+        QCOMPARE(cache.freeBlocks(), cache.capacityBlocks());
+
+        const auto tables = kvBlockMapTables(run.blockSnapshots);
+        QCOMPARE(tables.size(), std::size_t(3));
+        const auto* cells = findTable(tables, "kv-block-cells");
+        QVERIFY(cells);
+        QCOMPARE(cells->rows.size(), steps.size() * cache.capacityBlocks());
+        const auto* map = findTable(tables, "kv-block-map");
+        QCOMPARE(map->number(0, "blocks in use"), double(perStep[steps.front()]));
+        QCOMPARE(map->number(0, "reserving max context: token slots"),
+                 double(4 * cache.maxPositionsPerSequence()));
+    }
+
+    // Prefix sharing: the same greedy tokens with and without forkSequence (and as the
+    // request alone), and exactly (N - 1) x the prefix's full blocks saved, in blocks and in
+    // prefill tokens.
+    void prefixSharingSavesThePrefixBlocks() {
+        Engine engine(*model_, options());
+        const auto blockSize = engine.kvCache().blockSize();
+        std::vector<std::int32_t> prefix;
+        for (std::uint32_t k = 0; k < 2 * blockSize + 5; ++k)
+            prefix.push_back(std::int32_t((k * 13 + 3) % 300));
+        std::vector<std::vector<std::int32_t>> tails;
+        const std::uint32_t n = 8, outputs = 6;
+        std::uint32_t unsharedPrompt = 0;
+        for (std::uint32_t i = 0; i < n; ++i) {
+            std::vector<std::int32_t> tail;
+            for (std::uint32_t k = 0; k < 2 + i % 3; ++k)
+                tail.push_back(std::int32_t((i * 41 + k * 17 + 1) % 300));
+            unsharedPrompt += std::uint32_t(prefix.size() + tail.size());
+            tails.push_back(tail);
+        }
+        const auto r = comparePrefixSharing(engine, prefix, tails, outputs);
+        const std::uint32_t sharedBlocks = std::uint32_t(prefix.size()) / blockSize;
+        const std::uint32_t sharedPositions = sharedBlocks * blockSize;
+        QVERIFY(sharedBlocks > 0);
+        QCOMPARE(r.sharedPositions, sharedPositions);
+        QCOMPARE(r.identicalOutputs, n);
+        for (std::uint32_t i = 0; i < n; ++i) {
+            QCOMPARE(r.shared.outputs[i].size(), std::size_t(outputs));
+            QCOMPARE(r.shared.outputs[i], r.unshared.outputs[i]);
+        }
+        auto whole = prefix;
+        whole.insert(whole.end(), tails[0].begin(), tails[0].end());
+        QCOMPARE(decodeAlone(engine, {whole, outputs}), r.shared.outputs[0]);
+        QCOMPARE(r.unshared.prefillTokens, unsharedPrompt);
+        QCOMPARE(r.unshared.prefillTokens - r.shared.prefillTokens, (n - 1) * sharedPositions);
+        QCOMPARE(r.unshared.blocksAfterPrefill - r.shared.blocksAfterPrefill,
+                 (n - 1) * sharedBlocks);
+        QCOMPARE(r.unshared.blocksAtEnd - r.shared.blocksAtEnd, (n - 1) * sharedBlocks);
+        QVERIFY(r.shared.prefillSeconds > 0 && r.unshared.prefillSeconds > 0);
+        // The snapshot after the shared prefill: the prefix's blocks held by every request.
+        const auto& snap = r.sharedSnapshot;
+        QCOMPARE(snap.sharedBlocks(), sharedBlocks);
+        QCOMPARE(snap.usedBlocks(), r.shared.blocksAfterPrefill);
+        QCOMPARE(std::uint32_t(snap.sequences.size()), n);
+        std::vector<std::uint32_t> holders(snap.capacityBlocks, 0);
+        for (const auto& q : snap.sequences)
+            for (auto b : q.blocks) ++holders.at(b);
+        for (std::uint32_t b = 0; b < snap.capacityBlocks; ++b) {
+            QCOMPARE(holders[b], snap.referenceCounts[b]);
+            QVERIFY(holders[b] <= 1 || holders[b] == n);
+        }
+        QCOMPARE(engine.kvCache().usedBlocks(), 0u);
+        const auto table = prefixSharingTable(r);
+        QCOMPARE(table.rows.size(), std::size_t(2));
+        QCOMPARE(std::get<std::string>(table.at(0, "outputs identical")),
+                 std::to_string(n) + " of " + std::to_string(n));
+
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument,
+                                 comparePrefixSharing(engine, prefix, {}, outputs));
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument,
+                                 comparePrefixSharing(engine, {}, tails, outputs));
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument,
+                                 comparePrefixSharing(engine, prefix, tails, 0));
+        QCOMPARE(engine.kvCache().usedBlocks(), 0u);
     }
 };
 
