@@ -41,7 +41,8 @@ KvBlocksPanel::KvBlocksPanel(QWidget* parent)
     setAxis(Qt::Vertical, tr("block (row, block 0 at the top)"), AxisScale::Linear);
     for (int c = 0; c < kOwnerColours; ++c) {
         QStringList slotNumbers;
-        for (int s = c + 1; s <= 3 * kOwnerColours; s += kOwnerColours) slotNumbers << QString::number(s);
+        for (int s = c + 1; s <= 3 * kOwnerColours; s += kOwnerColours)
+            slotNumbers << QString::number(s);
         addSeries(tr("slots %1, ...").arg(slotNumbers.join(", ")), SeriesKind::Scatter);
     }
     addSeries(tr("partly filled last block"), SeriesKind::Scatter);
@@ -131,8 +132,8 @@ void KvBlocksPanel::draw() {
             points[Shared] << at;
         } else {
             const auto& slot = cells->at(row, "slot");
-            const auto s = std::holds_alternative<std::int64_t>(slot) ? std::get<std::int64_t>(slot)
-                                                                      : 0;
+            const auto s =
+                std::holds_alternative<std::int64_t>(slot) ? std::get<std::int64_t>(slot) : 0;
             points[FirstOwner + int(s % kOwnerColours)] << at;
         }
         if (fill < 100.0) points[PartlyFilled] << at;
@@ -141,18 +142,18 @@ void KvBlocksPanel::draw() {
     setSeriesPoints(updates);
     const auto i = std::size_t(index);
     QLocale locale;
-    setSummary(tr("%1: %2 of %3 blocks in use, %4 shared, %5 used of %6 allocated token slots "
-                  "(internal fragmentation %7%); reserving each slot's maximum context: %8 token "
-                  "slots")
-                   .arg(QString::fromStdString(label))
-                   .arg(map->number(i, "blocks in use"))
-                   .arg(rows.size())
-                   .arg(map->number(i, "shared blocks"))
-                   .arg(locale.toString(map->number(i, "used token slots"), 'f', 0))
-                   .arg(locale.toString(map->number(i, "allocated token slots"), 'f', 0))
-                   .arg(locale.toString(map->number(i, "internal fragmentation"), 'f', 1))
-                   .arg(locale.toString(map->number(i, "reserving max context: token slots"),
-                                        'f', 0)));
+    setSummary(
+        tr("%1: %2 of %3 blocks in use, %4 shared, %5 used of %6 allocated token slots "
+           "(internal fragmentation %7%); reserving each slot's maximum context: %8 token "
+           "slots")
+            .arg(QString::fromStdString(label))
+            .arg(map->number(i, "blocks in use"))
+            .arg(rows.size())
+            .arg(map->number(i, "shared blocks"))
+            .arg(locale.toString(map->number(i, "used token slots"), 'f', 0))
+            .arg(locale.toString(map->number(i, "allocated token slots"), 'f', 0))
+            .arg(locale.toString(map->number(i, "internal fragmentation"), 'f', 1))
+            .arg(locale.toString(map->number(i, "reserving max context: token slots"), 'f', 0)));
 }
 
 void KvBlocksPanel::clear() {

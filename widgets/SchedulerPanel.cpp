@@ -77,7 +77,10 @@ SchedulerPanel::SchedulerPanel(QWidget* parent)
 compute::SchedulingRequest SchedulerPanel::request() const {
     compute::SchedulingRequest r;
     r.slotCount = std::uint32_t(slots_->value());
-    if (mix_->currentIndex() == 1) r.mix = {16, 12, 64, 300, 1};
+    if (mix_->currentIndex() == 1) {
+        r.mix = {16, 12, 64, 300, 1};
+        r.prefixRequests = 4; // the small mix is for a quick look: four share a prompt
+    }
     r.mix.seed = std::uint64_t(seed_->value());
     return r;
 }

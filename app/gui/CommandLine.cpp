@@ -343,7 +343,8 @@ bool ScriptRunner::exportPanels() {
             else if (panel->panelId() == "kernel-timings")
                 why = "the backend (" + window_.backendName() +
                       ") has no GPU timestamps; kernel timings need a Vulkan device";
-            else if (panel->panelId() == "batching" || panel->panelId() == "scheduler")
+            else if (panel->panelId() == "batching" || panel->panelId() == "scheduler" ||
+                     panel->panelId() == "kv-blocks")
                 why = "batching runs on the GPU engine; the backend (" + window_.backendName() +
                       ") serves one sequence";
             else if (panel->panelId() == "speculative")

@@ -5,6 +5,7 @@
 #include "widgets/BatchingPanel.hpp"
 #include "widgets/CachingPanel.hpp"
 #include "widgets/KernelTimingsPanel.hpp"
+#include "widgets/KvBlocksPanel.hpp"
 #include "widgets/KvCachePanel.hpp"
 #include "widgets/MacCountsPanel.hpp"
 #include "widgets/MemoryBudgetPanel.hpp"
@@ -58,12 +59,13 @@ PanelDeck::PanelDeck(QWidget* parent) : QWidget(parent) {
     softLabels_ = new widgets::SoftLabelsPanel(stack_);
     batching_ = new widgets::BatchingPanel(stack_);
     scheduler_ = new widgets::SchedulerPanel(stack_);
+    kvBlocks_ = new widgets::KvBlocksPanel(stack_);
     budget_ = new widgets::MemoryBudgetPanel(stack_);
     modelCard_ = new widgets::ModelCardPanel(stack_);
     for (auto* panel : panels()) stack_->addWidget(panel);
     addGroup(tr("Run"), {timings_, kernels_, modelCard_});
     addGroup(tr("KV cache"), {caching_, attention_, macs_, kvCache_, budget_});
-    addGroup(tr("Batching"), {batching_, scheduler_});
+    addGroup(tr("Batching"), {batching_, scheduler_, kvBlocks_});
     addGroup(tr("Quantization"), {outliers_, levels_, schemes_});
     addGroup(tr("Draft && distil"), {speculative_, softLabels_});
 
@@ -80,21 +82,15 @@ void PanelDeck::addGroup(const QString& label, const QList<widgets::ChartPanel*>
 void PanelDeck::showGroup(int group) {
     if (group < 0 || group >= groups_.size()) return;
     // Short names on the tabs; the panel's full title is on its chart and in the tooltip.
-    static const QMap<QString, QString> tabNames = {{"timings", tr("Prefill/decode")},
-                                                    {"kernel-timings", tr("Kernels")},
-                                                    {"model-card", tr("Model")},
-                                                    {"cached-vs-uncached", tr("Caching")},
-                                                    {"attention-cost", tr("One head")},
-                                                    {"mac-counts", tr("MACs")},
-                                                    {"kv-cache", tr("KV bytes")},
-                                                    {"memory-budget", tr("Budget")},
-                                                    {"batching", tr("Batched decode")},
-                                                    {"scheduler", tr("Scheduler")},
-                                                    {"activation-outliers", tr("Outliers")},
-                                                    {"quant-levels", tr("Levels")},
-                                                    {"schemes", tr("Schemes")},
-                                                    {"speculative", tr("Speculative")},
-                                                    {"soft-labels", tr("Soft labels")}};
+    static const QMap<QString, QString> tabNames = {
+        {"timings", tr("Prefill/decode")},  {"kernel-timings", tr("Kernels")},
+        {"model-card", tr("Model")},        {"cached-vs-uncached", tr("Caching")},
+        {"attention-cost", tr("One head")}, {"mac-counts", tr("MACs")},
+        {"kv-cache", tr("KV bytes")},       {"memory-budget", tr("Budget")},
+        {"batching", tr("Batched decode")}, {"scheduler", tr("Scheduler")},
+        {"kv-blocks", tr("KV blocks")},     {"activation-outliers", tr("Outliers")},
+        {"quant-levels", tr("Levels")},     {"schemes", tr("Schemes")},
+        {"speculative", tr("Speculative")}, {"soft-labels", tr("Soft labels")}};
     {
         const QSignalBlocker block(groupBar_);
         groupBar_->setCurrentIndex(group);
@@ -118,9 +114,9 @@ void PanelDeck::showMember(int index) {
 }
 
 QList<widgets::ChartPanel*> PanelDeck::panels() const {
-    return {timings_,    kernels_,  caching_,   attention_, macs_,
-            kvCache_,    outliers_, levels_,    schemes_,   speculative_,
-            softLabels_, batching_, scheduler_, budget_,    modelCard_};
+    return {timings_,   kernels_,  caching_, attention_,   macs_,       kvCache_,
+            outliers_,  levels_,   schemes_, speculative_, softLabels_, batching_,
+            scheduler_, kvBlocks_, budget_,  modelCard_};
 }
 
 QStringList PanelDeck::panelIds() {
@@ -128,7 +124,7 @@ QStringList PanelDeck::panelIds() {
     return {"timings",    "kernel-timings", "cached-vs-uncached",  "attention-cost",
             "mac-counts", "kv-cache",       "activation-outliers", "quant-levels",
             "schemes",    "speculative",    "soft-labels",         "batching",
-            "scheduler",  "memory-budget",  "model-card"};
+            "scheduler",  "kv-blocks",      "memory-budget",       "model-card"};
 }
 
 QList<PanelDeck::Group> PanelDeck::groups() const {
@@ -172,6 +168,7 @@ void PanelDeck::subscribe(widgets::LabJobs& jobs) {
     speculative_->subscribe(jobs);
     batching_->subscribe(jobs);
     scheduler_->subscribe(jobs);
+    kvBlocks_->subscribe(jobs);
 }
 
 void PanelDeck::setPresentationScale(double scale) {

@@ -1,9 +1,9 @@
 #pragma once
 // The window's panels in two levels of tabs, grouped as the chapter is (one run, what the KV
-// cache saves, batching, quantization, drafts and soft labels): fifteen panels side by side
+// cache saves, batching, quantization, drafts and soft labels): sixteen panels side by side
 // leave no room for the controls column at presentation scale, five groups of at most five do.
 // Panels keep their ids (the command line's --tab and the export names); the deck builds them,
-// subscribes them to the lab's records and shows one by id. One stack holds all fifteen (as one
+// subscribes them to the lab's records and shows one by id. One stack holds all sixteen (as one
 // tab widget did), with a bar of groups above a bar of the current group's panels.
 #include <QList>
 #include <QString>
@@ -19,6 +19,7 @@ class BatchingPanel;
 class CachingPanel;
 class ChartPanel;
 class KernelTimingsPanel;
+class KvBlocksPanel;
 class KvCachePanel;
 class LabJobs;
 class MacCountsPanel;
@@ -72,6 +73,7 @@ public:
     widgets::SoftLabelsPanel* softLabels() const { return softLabels_; }
     widgets::BatchingPanel* batching() const { return batching_; }
     widgets::SchedulerPanel* scheduler() const { return scheduler_; }
+    widgets::KvBlocksPanel* kvBlocks() const { return kvBlocks_; }
     widgets::MemoryBudgetPanel* budget() const { return budget_; }
     widgets::ModelCardPanel* modelCard() const { return modelCard_; }
 
@@ -97,6 +99,7 @@ private:
     widgets::SoftLabelsPanel* softLabels_ = nullptr;
     widgets::BatchingPanel* batching_ = nullptr;
     widgets::SchedulerPanel* scheduler_ = nullptr;
+    widgets::KvBlocksPanel* kvBlocks_ = nullptr;
     widgets::MemoryBudgetPanel* budget_ = nullptr;
     widgets::ModelCardPanel* modelCard_ = nullptr;
     QList<Members> groups_;

@@ -105,19 +105,21 @@ std::vector<Table> kvBlockMapTables(const std::vector<KvBlockSnapshot>& snapshot
     for (const auto& s : snapshots) {
         std::int64_t partial = 0;
         for (const auto& q : s.sequences)
-            partial += q.lastBlockFill(s.blockSize) > 0 && q.lastBlockFill(s.blockSize) < s.blockSize;
+            partial +=
+                q.lastBlockFill(s.blockSize) > 0 && q.lastBlockFill(s.blockSize) < s.blockSize;
         const auto reserved = s.reservedPositions();
         const double unused =
-            reserved ? 100.0 * double(reserved - std::min<std::uint64_t>(reserved, s.usedPositions)) /
-                           double(reserved)
-                     : 0.0;
+            reserved
+                ? 100.0 * double(reserved - std::min<std::uint64_t>(reserved, s.usedPositions)) /
+                      double(reserved)
+                : 0.0;
         const auto mostHolders =
             *std::max_element(s.referenceCounts.begin(), s.referenceCounts.end());
         map.addRow({s.label, std::int64_t(s.sequences.size()), std::int64_t(s.usedBlocks()),
                     std::int64_t(s.freeBlocks), std::int64_t(s.sharedBlocks()),
                     std::int64_t(mostHolders), std::int64_t(s.usedPositions),
-                    std::int64_t(s.allocatedPositions()), s.internalFragmentationPercent(),
-                    partial, std::int64_t(reserved), unused});
+                    std::int64_t(s.allocatedPositions()), s.internalFragmentationPercent(), partial,
+                    std::int64_t(reserved), unused});
     }
     const auto& first = snapshots.front();
     map.notes.push_back(
@@ -185,8 +187,7 @@ std::vector<Table> kvBlockMapTables(const std::vector<KvBlockSnapshot>& snapshot
                                                   : u.owner;
             cells.addRow({s.label, std::int64_t(b), owner,
                           count == 1 && u.slot >= 0 ? Cell{std::int64_t(u.slot)} : Cell{},
-                          std::int64_t(u.fill), 100.0 * u.fill / s.blockSize,
-                          std::int64_t(count)});
+                          std::int64_t(u.fill), 100.0 * u.fill / s.blockSize, std::int64_t(count)});
         }
     }
     cells.notes.push_back("Free blocks have reference count 0; a block with count above 1 is "

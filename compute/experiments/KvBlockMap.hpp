@@ -35,7 +35,7 @@ struct KvBlockSnapshot {
     // context each (blocks rounded up), whether written or not.
     std::uint32_t reservedSlots = 0;
     std::uint32_t maxContextPositions = 0;
-    std::vector<KvSequenceBlocks> sequences; // by sequence id
+    std::vector<KvSequenceBlocks> sequences;    // by sequence id
     std::vector<std::uint32_t> referenceCounts; // per block, 0 = free
 
     std::uint32_t usedBlocks() const { return capacityBlocks - freeBlocks; }

@@ -39,10 +39,11 @@ void prefillAndDecode(Engine& engine, const std::vector<SequenceInput>& firstInp
 }
 } // namespace
 
-PrefixSharingResult comparePrefixSharing(Engine& engine, const std::vector<std::int32_t>& prefix,
-                                         const std::vector<std::vector<std::int32_t>>& tails,
-                                         std::uint32_t outputTokens,
-                                         const std::function<void(const std::string&, int)>& progress) {
+PrefixSharingResult
+comparePrefixSharing(Engine& engine, const std::vector<std::int32_t>& prefix,
+                     const std::vector<std::vector<std::int32_t>>& tails,
+                     std::uint32_t outputTokens,
+                     const std::function<void(const std::string&, int)>& progress) {
     if (tails.empty())
         throw std::invalid_argument("prefix sharing needs at least one request (0 were asked)");
     if (prefix.empty()) throw std::invalid_argument("prefix sharing needs a non-empty prefix");
@@ -60,11 +61,10 @@ PrefixSharingResult comparePrefixSharing(Engine& engine, const std::vector<std::
         // The last output token is never fed back, so it takes no position.
         const std::uint64_t positions = prefix.size() + tails[i].size() + outputTokens - 1;
         if (positions > cache.maxPositionsPerSequence())
-            throw std::invalid_argument("prefix sharing: request " + std::to_string(i + 1) +
-                                        " needs " + std::to_string(positions) +
-                                        " positions, more than the " +
-                                        std::to_string(cache.maxPositionsPerSequence()) +
-                                        " a sequence can hold");
+            throw std::invalid_argument(
+                "prefix sharing: request " + std::to_string(i + 1) + " needs " +
+                std::to_string(positions) + " positions, more than the " +
+                std::to_string(cache.maxPositionsPerSequence()) + " a sequence can hold");
         blocksNeeded += (positions + blockSize - 1) / blockSize;
         tailTokens += std::uint32_t(tails[i].size());
     }
@@ -76,8 +76,7 @@ PrefixSharingResult comparePrefixSharing(Engine& engine, const std::vector<std::
     if (blocksNeeded > cache.capacityBlocks())
         throw std::invalid_argument("prefix sharing: " + std::to_string(n) +
                                     " requests without sharing need " +
-                                    std::to_string(blocksNeeded) +
-                                    " KV blocks; the cache has " +
+                                    std::to_string(blocksNeeded) + " KV blocks; the cache has " +
                                     std::to_string(cache.capacityBlocks()));
 
     PrefixSharingResult result;
@@ -122,9 +121,9 @@ PrefixSharingResult comparePrefixSharing(Engine& engine, const std::vector<std::
             rest.push_back(std::move(input));
         }
         prefillAndDecode(engine, rest, outputTokens, result.shared, [&] {
-            result.sharedSnapshot = snapshotKvCache(
-                engine.kvCache(), "prefix sharing, after prefill", -1, n,
-                engine.kvCache().maxPositionsPerSequence(), requestOf);
+            result.sharedSnapshot =
+                snapshotKvCache(engine.kvCache(), "prefix sharing, after prefill", -1, n,
+                                engine.kvCache().maxPositionsPerSequence(), requestOf);
         });
         engine.reset();
 
@@ -169,14 +168,14 @@ Table prefixSharingTable(const PrefixSharingResult& r) {
               std::int64_t(r.shared.prefillTokens), r.shared.prefillSeconds * 1e3, identical});
     t.addRow({std::string("without (each prefills all)"), std::int64_t(0),
               std::int64_t(r.unshared.blocksAfterPrefill), std::int64_t(r.unshared.blocksAtEnd),
-              std::int64_t(r.unshared.prefillTokens), r.unshared.prefillSeconds * 1e3,
-              identical});
+              std::int64_t(r.unshared.prefillTokens), r.unshared.prefillSeconds * 1e3, identical});
     const auto sharedBlocks = r.blockSize ? r.sharedPositions / r.blockSize : 0;
     t.notes.push_back("Only full blocks are shared: " + std::to_string(sharedBlocks) +
                       " blocks of " + std::to_string(r.blockSize) + " positions of the " +
                       std::to_string(r.prefixTokens) +
                       "-token prefix are prefilled once and held by every request (reference "
-                      "count " + std::to_string(r.requests) +
+                      "count " +
+                      std::to_string(r.requests) +
                       "); the rest of the prefix sits in a partly filled block each request "
                       "writes itself.");
     t.notes.push_back("Saved: (requests - 1) x shared positions = " +

@@ -91,9 +91,8 @@ private slots:
         QString error;
         const auto files = ChartExport::exportAll(panel, QDir(dir.filePath("out")), &error);
         QVERIFY2(error.isEmpty(), qPrintable(error));
-        for (const char* name :
-             {"kv-blocks.png", "kv-blocks.svg", "kv-blocks.csv", "kv-blocks.json",
-              "kv-blocks-kv-block-cells.csv"})
+        for (const char* name : {"kv-blocks.png", "kv-blocks.svg", "kv-blocks.csv",
+                                 "kv-blocks.json", "kv-blocks-kv-block-cells.csv"})
             QVERIFY2(QFile::exists(dir.filePath(QString("out/") + name)), name);
         QCOMPARE(files.size(), qsizetype(3 + panel.dataTables().size()));
         const QImage png(dir.filePath("out/kv-blocks.png"));
