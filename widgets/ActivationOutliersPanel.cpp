@@ -119,11 +119,15 @@ void ActivationOutliersPanel::setActivations(ActivationRecordPtr record) {
     topEdge_ = 1;
     while (double(topEdge_) <= largest) topEdge_ *= 2;
     const auto positions = record_ ? static_cast<std::uint32_t>(record_->positions) : 0u;
-    outliers_->setTable(record_
+    // A lab run hands its tables ready (computed on the job's thread); others are made here.
+    const auto* ready = precomputed();
+    outliers_->setTable(ready ? ready->layers
+                        : record_
                             ? activationLayers(record_->maxAbsPerLayer, kTopDimensions, positions)
                             : compute::Table{});
-    persistence_->setTable(record_ ? outlierPersistence(record_->maxAbsPerLayer)
-                                   : compute::Table{});
+    persistence_->setTable(ready     ? ready->persistence
+                           : record_ ? outlierPersistence(record_->maxAbsPerLayer)
+                                     : compute::Table{});
     QSignalBlocker block(slider_);
     slider_->setRange(0, std::max(0, layers - 1));
     slider_->setEnabled(layers > 1);
@@ -152,8 +156,22 @@ void ActivationOutliersPanel::rebuildHistogram() {
         histogram_->setTable({});
         return;
     }
+    const auto* ready = precomputed();
+    if (ready && std::size_t(layer) < ready->histograms.size()) {
+        histogram_->setTable(ready->histograms[std::size_t(layer)]);
+        return;
+    }
     histogram_->setTable(
         activationHistogram(record_->maxAbsPerLayer, static_cast<std::uint32_t>(layer)));
+}
+
+const compute::experiments::ActivationPanelTables* ActivationOutliersPanel::precomputed() const {
+    if (!record_ || !record_->panelTables) return nullptr;
+    const auto& tables = *record_->panelTables;
+    if (tables.topDimensions != kTopDimensions ||
+        tables.histograms.size() != record_->maxAbsPerLayer.size())
+        return nullptr;
+    return &tables;
 }
 
 void ActivationOutliersPanel::rebuildChart() {

@@ -45,6 +45,8 @@ signals:
 private:
     void rebuildHistogram();
     void rebuildChart();
+    // The record's ready tables when they were made for this panel's K, else null.
+    const compute::experiments::ActivationPanelTables* precomputed() const;
 
     ActivationRecordPtr record_;
     std::int64_t topEdge_ = 1; // the upper edge of the largest bin over every layer

@@ -97,6 +97,15 @@ void QuantLevelsPanel::recompute() {
     const auto& recording = *record_->recording;
     const auto layer = static_cast<std::uint32_t>(layer_);
     const auto topK = static_cast<std::uint32_t>(topK_->value());
+    // A lab run hands the level tables ready for its K (counted on the job's thread); another
+    // K, or a record made elsewhere, is counted here.
+    if (const auto& ready = record_->panelTables; ready && ready->levelsTopK == topK &&
+                                                  layer < ready->levels.size() &&
+                                                  ready->levels[layer].size() == 3) {
+        model_->setTable(ready->levels[layer][0]);
+        report_.assign(ready->levels[layer].begin() + 1, ready->levels[layer].end());
+        return;
+    }
     model_->setTable(levelsByDimension(recording, layer, topK));
     experiments::ActivationReportOptions options;
     options.layer = layer;

@@ -58,7 +58,8 @@ int reportActivations(const CommandArgs& args, std::ostream& out) {
     if (a.positionals().size() != 1) throw UsageError(kReportUsage);
     auto prompt = a.value("--prompt");
     if (!prompt) throw UsageError("missing -p PROMPT");
-    compute::LabSession session; // the model and tokenizer; the CPU reference records
+    compute::LabSession
+        session; // the model and tokenizer; the CPU reference (over the stored tensors) records
     compute::LoadOptions load;
     load.buildBackend = false;
     session.load(models::resolveModelPath(a.positional(0, "MODEL")), load);

@@ -79,8 +79,9 @@ std::vector<BackendOption> availableBackends() {
 
 BackendFactory cpuBackendFactory() {
     return [](const models::LoadedModel& model, ResidualObserver observer) {
-        auto reference = std::make_shared<models::ReferenceTransformer>(
-            model.config, models::dequantizeAll(model.weights));
+        // From the stored tensors: host memory stays what the file takes.
+        auto reference =
+            std::make_shared<models::ReferenceTransformer>(model.config, model.weights);
         if (observer) reference->setResidualObserver(std::move(observer));
         return std::make_unique<SwitchableCpuBackend>(std::move(reference));
     };

@@ -1,6 +1,7 @@
 #pragma once
 // Which transformer runs a lab session: the Vulkan Engine on a device (in a weight format), or
-// the CPU reference (the oracle, fp32). The window's backend selector and the CLI's
+// the CPU reference (the oracle: fp32 arithmetic over the stored tensors). The window's backend
+// selector and the CLI's
 // --backend/--device/--format/--no-cache both end in a BackendChoice, and one factory builds
 // the backend for it.
 #include "compute/engine/DecoderBackend.hpp"

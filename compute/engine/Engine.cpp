@@ -51,6 +51,7 @@ struct Engine::Buffers {
     Buffer tokenIds, tokenInfo, blockTables, gather;
     Buffer logits, argmax;
     Buffer residualMax;
+    Buffer residualStream; // empty until ProbeOptions::residualStream first runs
     std::uint64_t activationBytes = 0;
     const RowChunkedMatrix& head() const { return outputHead.empty() ? embedding : outputHead; }
 };
@@ -103,10 +104,10 @@ Engine::Engine(const models::LoadedModel& model, EngineOptions options)
           [this](const std::string& name) { return store_->contains(name); });
 }
 
-Engine::Engine(const models::ModelConfig& config, const models::ReferenceWeights& weights,
+Engine::Engine(const models::ModelConfig& config, models::ReferenceWeights weights,
                EngineOptions options)
     : config_(config), options_(std::move(options)) {
-    hostWeights_ = std::make_shared<const models::ReferenceWeights>(weights);
+    hostWeights_ = std::make_shared<const models::ReferenceWeights>(std::move(weights));
     build(
         [this](const std::string& name) {
             auto found = hostWeights_->find(name);
@@ -603,6 +604,11 @@ StepResult Engine::runStep(const std::vector<SequenceInput>& batch, bool allLogi
     if (options_.probes.residualMax) {
         probes.residualMax.assign(config_.layers, std::vector<float>(config_.hiddenSize, 0.0f));
     }
+    if (options_.probes.residualStream) {
+        probes.residualStreamRows = std::uint32_t(rows.size());
+        probes.residualStream.assign(std::size_t(config_.layers) * rows.size() * config_.hiddenSize,
+                                     0.0f);
+    }
     const std::uint32_t maxTokens = std::max<std::uint32_t>(1, options_.maxTokensPerStep);
     const std::uint32_t maxLogits = std::max<std::uint32_t>(1, options_.maxLogitRowsPerStep);
     std::size_t begin = 0;
@@ -617,8 +623,8 @@ StepResult Engine::runStep(const std::vector<SequenceInput>& batch, bool allLogi
             ++end;
         }
         peakActivationRows_ = std::max(peakActivationRows_, std::uint32_t(end - begin));
-        runChunk(std::span<const TokenRow>(rows.data() + begin, end - begin), logitBase, logits,
-                 argmax, probes, firstChunk);
+        runChunk(std::span<const TokenRow>(rows.data() + begin, end - begin), begin, logitBase,
+                 logits, argmax, probes, firstChunk);
         logitBase += chunkLogits;
         firstChunk = false;
         begin = end;
@@ -650,9 +656,9 @@ StepResult Engine::runStep(const std::vector<SequenceInput>& batch, bool allLogi
     return result;
 }
 
-void Engine::runChunk(std::span<const TokenRow> rows, std::uint32_t logitRowBase,
-                      std::vector<float>& logits, std::vector<std::int32_t>& argmax,
-                      StepProbes& probes, bool firstChunk) {
+void Engine::runChunk(std::span<const TokenRow> rows, std::size_t firstRow,
+                      std::uint32_t logitRowBase, std::vector<float>& logits,
+                      std::vector<std::int32_t>& argmax, StepProbes& probes, bool firstChunk) {
     const auto& c = config_;
     auto& b = *buffers_;
     const std::uint32_t n = std::uint32_t(rows.size());
@@ -670,6 +676,12 @@ void Engine::runChunk(std::span<const TokenRow> rows, std::uint32_t logitRowBase
     if (outputs) b.gather.upload(std::span<const std::uint32_t>(gather));
 
     const bool probeResidual = options_.probes.residualMax;
+    const bool copyResidual = options_.probes.residualStream;
+    // Layer l's rows go to [l][row] of the readback buffer, rows hiddenStride floats apart.
+    const std::uint64_t residualLayerBytes = std::uint64_t(n) * b.hiddenStride * 4;
+    if (copyResidual && b.residualStream.size() < residualLayerBytes * c.layers)
+        b.residualStream = Buffer(*context_, residualLayerBytes * c.layers, BufferKind::Readback,
+                                  "residual_stream");
     auto& rec = *recorder_;
     rec.begin(options_.probes.kernelTimings);
     if (probeResidual && firstChunk) rec.fill(b.residualMax, 0);
@@ -749,6 +761,9 @@ void Engine::runChunk(std::span<const TokenRow> rows, std::uint32_t logitRowBase
         down.probe = probeResidual ? &b.residualMax : nullptr;
         down.probeBase = l * b.hiddenStride;
         matvecChunks(rec, layer.down, down, "ffn_down");
+        if (copyResidual)
+            rec.copy(b.hidden, b.residualStream, residualLayerBytes, 0, l * residualLayerBytes,
+                     "residual_copy");
     }
     if (outputs) {
         MatvecArgs head;
@@ -765,6 +780,7 @@ void Engine::runChunk(std::span<const TokenRow> rows, std::uint32_t logitRowBase
     }
     rec.submitAndWait();
     probes.dispatches += rec.dispatchCount();
+    probes.transfers += rec.transferCount();
     probes.submissions += 1;
     probes.gpuMicroseconds += rec.lastSubmitMicroseconds();
 
@@ -791,6 +807,18 @@ void Engine::runChunk(std::span<const TokenRow> rows, std::uint32_t logitRowBase
         for (std::uint32_t l = 0; l < c.layers; ++l) {
             std::copy_n(bits.begin() + std::ptrdiff_t(l) * b.hiddenStride, c.hiddenSize,
                         probes.residualMax[l].begin());
+        }
+    }
+    if (copyResidual) {
+        std::vector<float> layerRows(std::size_t(n) * b.hiddenStride);
+        for (std::uint32_t l = 0; l < c.layers; ++l) {
+            b.residualStream.download(layerRows.data(), residualLayerBytes, l * residualLayerBytes);
+            for (std::uint32_t i = 0; i < n; ++i)
+                std::copy_n(
+                    layerRows.begin() + std::ptrdiff_t(i) * b.hiddenStride, c.hiddenSize,
+                    probes.residualStream.begin() +
+                        std::ptrdiff_t((std::size_t(l) * probes.residualStreamRows + firstRow + i) *
+                                       c.hiddenSize));
         }
     }
 }

@@ -32,6 +32,10 @@ namespace inferscope::compute {
 struct ProbeOptions {
     bool kernelTimings = false; // timestamp after every dispatch (serializes: a mode)
     bool residualMax = false;   // per-layer, per-dimension max |h|, reduced on the GPU
+    // Every row of the residual stream after each layer, copied on the GPU into a readback
+    // buffer (one transfer per layer, no dispatch): the prompt's record of chapter items 9
+    // and 10. The buffer is allocated the first time, for the rows of the largest chunk.
+    bool residualStream = false;
 };
 
 struct EngineOptions {
@@ -76,12 +80,17 @@ struct StepProbes {
     std::uint32_t prefillTokens = 0; // tokens of sequences that received more than one
     std::uint32_t decodeTokens = 0;  // tokens of sequences that received exactly one
     std::uint32_t dispatches = 0;
+    std::uint32_t transfers = 0; // copies and fills recorded besides the dispatches
     std::uint32_t submissions = 0;
     double wallMicroseconds = 0.0;
     double gpuMicroseconds = 0.0;    // sum of fence waits (submit to signal)
     std::vector<KernelTime> kernels; // with ProbeOptions::kernelTimings
     // With ProbeOptions::residualMax: [layer][dimension] max |h| over this step's tokens.
     std::vector<std::vector<float>> residualMax;
+    // With ProbeOptions::residualStream: [layer][row][hiddenSize], every row this step ran,
+    // in the step's order (for one sequence: its positions from the first one not cached).
+    std::vector<float> residualStream;
+    std::uint32_t residualStreamRows = 0;
     // The KV cache's own per-layer accounting after the step (before an uncached step drops
     // its positions again): bytes written, and bytes of the blocks handed out.
     std::vector<std::uint64_t> kvUsedBytesByLayer, kvAllocatedBytesByLayer;
@@ -161,8 +170,9 @@ EngineBufferPlan planEngineBuffers(const models::ModelConfig& config, const Engi
 class Engine {
 public:
     Engine(const models::LoadedModel& model, EngineOptions options = {});
-    // Tests substitute weights (e.g. quantized then dequantized) by name.
-    Engine(const models::ModelConfig& config, const models::ReferenceWeights& weights,
+    // Tests and the quantization lab substitute weights (e.g. quantized then dequantized) by
+    // name; the engine keeps them for re-packing (moved in: pass an rvalue to avoid a copy).
+    Engine(const models::ModelConfig& config, models::ReferenceWeights weights,
            EngineOptions options = {});
     ~Engine();
     Engine(const Engine&) = delete;
@@ -232,7 +242,7 @@ private:
     };
     StepResult runStep(const std::vector<SequenceInput>& batch, bool allLogits,
                        std::chrono::steady_clock::time_point start);
-    void runChunk(std::span<const TokenRow> rows, std::uint32_t logitRowBase,
+    void runChunk(std::span<const TokenRow> rows, std::size_t firstRow, std::uint32_t logitRowBase,
                   std::vector<float>& logits, std::vector<std::int32_t>& argmax, StepProbes& probes,
                   bool firstChunk);
     void uploadBlockTables(const std::vector<SequenceId>& sequences);

@@ -433,4 +433,33 @@ std::vector<Table> activationReport(const ResidualRecording& recording,
     return {layers, histogram, top, levels, perDim};
 }
 
+ActivationPanelTables activationPanelTables(const std::vector<std::vector<float>>& maxima,
+                                            std::uint32_t positions,
+                                            const ResidualRecording* recording,
+                                            std::uint32_t topDimensions, std::uint32_t levelsTopK) {
+    ActivationPanelTables tables;
+    tables.topDimensions = topDimensions;
+    tables.layers = activationLayers(maxima, topDimensions, positions);
+    tables.persistence = outlierPersistence(maxima);
+    tables.histograms.resize(maxima.size());
+    for (std::uint32_t l = 0; l < maxima.size(); ++l)
+        if (!maxima[l].empty()) tables.histograms[l] = activationHistogram(maxima, l);
+    if (recording && recording->layers > 0 && recording->positions > 0 && levelsTopK > 0 &&
+        levelsTopK < recording->hidden) {
+        tables.levelsTopK = levelsTopK;
+        tables.levels.resize(recording->layers);
+        for (std::uint32_t l = 0; l < recording->layers; ++l) {
+            auto& layer = tables.levels[l];
+            layer.push_back(levelsByDimension(*recording, l, levelsTopK));
+            ActivationReportOptions options;
+            options.layer = l;
+            options.topK = levelsTopK;
+            for (auto& table : activationReport(*recording, options))
+                if (table.id == "activation-levels" || table.id == "activation-levels-per-dim")
+                    layer.push_back(std::move(table));
+        }
+    }
+    return tables;
+}
+
 } // namespace inferscope::compute::experiments

@@ -80,4 +80,23 @@ struct ActivationReportOptions {
 std::vector<Table> activationReport(const ResidualRecording& recording,
                                     const ActivationReportOptions& options = {});
 
+// What the window's activation panels show for one record, computed by the lab job that made
+// the record (its worker thread), so a panel only draws tables: the reductions over the
+// residual stream and the level counts never run on the event loop.
+struct ActivationPanelTables {
+    std::uint32_t topDimensions = 0;        // the K of `layers`
+    Table layers;                           // activationLayers
+    Table persistence;                      // outlierPersistence
+    std::vector<Table> histograms;          // [layer] activationHistogram (empty layer: none)
+    std::uint32_t levelsTopK = 0;           // the K of `levels`; 0: no recording
+    std::vector<std::vector<Table>> levels; // [layer] levelsByDimension, then activationReport's
+                                            // "activation-levels", "activation-levels-per-dim"
+};
+// levelsTopK must be below the recording's hidden size (else no level tables).
+ActivationPanelTables activationPanelTables(const std::vector<std::vector<float>>& maxima,
+                                            std::uint32_t positions,
+                                            const ResidualRecording* recording,
+                                            std::uint32_t topDimensions = 4,
+                                            std::uint32_t levelsTopK = 4);
+
 } // namespace inferscope::compute::experiments

@@ -19,6 +19,8 @@ std::vector<ProbeCost> measureProbeOverhead(Engine& engine, std::uint32_t contex
     const Setting settings[] = {
         {"none", {}},
         {"residual max |h|", {.kernelTimings = false, .residualMax = true}},
+        // The window records the prompt's whole residual stream this way (a copy per layer).
+        {"residual stream copy", {.kernelTimings = false, .residualStream = true}},
         {"kernel timestamps", {.kernelTimings = true, .residualMax = false}}};
     std::vector<ProbeCost> costs;
     for (const auto& setting : settings) {

@@ -10,7 +10,7 @@
 namespace inferscope::compute {
 
 struct ProbeCost {
-    std::string probe; // "none", "residual max |h|", "kernel timestamps"
+    std::string probe; // "none", "residual max |h|", "residual stream copy", "kernel timestamps"
     double decodeStepMilliseconds = 0;
     double relativeToNone = 1.0; // step time / step time without probes
 };

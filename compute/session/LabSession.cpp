@@ -82,6 +82,30 @@ std::string describeSeconds(double seconds) {
         std::snprintf(text, sizeof text, "%.1f min", seconds / 60);
     return text;
 }
+
+// The prompt's residual stream as the Vulkan prefill copied it (ProbeOptions::residualStream),
+// or null when the step did not hold exactly the prompt's positions.
+std::shared_ptr<const experiments::ResidualRecording>
+residualRecording(const StepProbes& probes, const models::ModelConfig& config,
+                  std::size_t promptTokens) {
+    if (probes.residualStreamRows == 0 || probes.residualStreamRows != promptTokens ||
+        probes.residualStream.size() !=
+            std::size_t(config.layers) * probes.residualStreamRows * config.hiddenSize)
+        return nullptr;
+    auto recording = std::make_shared<experiments::ResidualRecording>();
+    recording->layers = config.layers;
+    recording->positions = probes.residualStreamRows;
+    recording->hidden = config.hiddenSize;
+    recording->values = probes.residualStream; // the same [layer][position][dimension] order
+    return recording;
+}
+
+// Computes what the activation panels show here, on the job's thread.
+void withPanelTables(ActivationRecord& record) {
+    record.panelTables = std::make_shared<const experiments::ActivationPanelTables>(
+        experiments::activationPanelTables(record.maxAbsPerLayer, std::uint32_t(record.positions),
+                                           record.recording.get()));
+}
 } // namespace
 
 struct LabSession::State {
@@ -91,8 +115,8 @@ struct LabSession::State {
     // Declared before the backend, which holds an observer that points at it.
     std::unique_ptr<ActivationCollector> activations = std::make_unique<ActivationCollector>();
     std::unique_ptr<DecoderBackend> backend;
-    // A CPU reference for what the GPU does not record (the whole residual stream), made
-    // the first time it is needed.
+    // A CPU reference over the stored tensors for `report activations` on a session without
+    // one (recordResidualStream), made the first time it is needed.
     std::shared_ptr<models::ReferenceTransformer> reference;
     bool warm = false; // warmed since the last load or format switch
     // The device's streaming read bandwidth, measured once per model load the first time a
@@ -225,9 +249,10 @@ double LabSession::warmUp() {
     const auto start = Clock::now();
     auto& engine = vulkan->engine();
     const auto probes = engine.probes();
-    // The window's runs use the residual probe in the prefill: warm that variant too.
+    // The window's runs use the residual probes in the prefill: warm that variant too.
     ProbeOptions warmProbes;
     warmProbes.residualMax = true;
+    warmProbes.residualStream = true;
     engine.setProbes(warmProbes);
     try {
         const auto vocab = std::max<std::uint32_t>(1, s.model->config.vocabSize);
@@ -309,6 +334,8 @@ RunRecordPtr LabSession::generate(const GenerationRequest& request, const Genera
         ProbeOptions probes;
         probes.kernelTimings = request.kernelTimings;
         probes.residualMax = request.collectActivations; // the prefill only, see below
+        // The level counts need every value: the same prefill copies its residual rows.
+        probes.residualStream = request.collectActivations && request.recordResidualStream;
         vulkan->engine().setProbes(probes);
         if (request.kernelTimings) {
             live.readBytesPerSecond = s.readBandwidth(vulkan->engine().context());
@@ -341,6 +368,8 @@ RunRecordPtr LabSession::generate(const GenerationRequest& request, const Genera
     std::vector<std::int32_t> generated;
     std::size_t emittedBytes = 0;
     std::shared_ptr<ActivationRecord> activationRecord;
+    // The Vulkan prefill's copy of its residual rows, announced once the run is done.
+    std::shared_ptr<const experiments::ResidualRecording> streamRecording;
     auto lastToken = Clock::now(), lastProgress = lastToken;
     auto onToken = [&](std::size_t index, std::int32_t token) {
         auto now = Clock::now();
@@ -355,10 +384,14 @@ RunRecordPtr LabSession::generate(const GenerationRequest& request, const Genera
                     activationRecord = std::make_shared<ActivationRecord>();
                     activationRecord->maxAbsPerLayer = probes.residualMax;
                     activationRecord->positions = live.promptTokens;
+                    streamRecording = residualRecording(probes, config, ids.size());
+                    withPanelTables(*activationRecord);
                     if (events.activations) events.activations(activationRecord);
                 }
                 auto keep = vulkan->engine().probes();
-                keep.residualMax = false; // the prompt only: decode steps skip the reduction
+                // The prompt only: decode steps skip the reduction and the copies.
+                keep.residualMax = false;
+                keep.residualStream = false;
                 vulkan->engine().setProbes(keep);
             } else if (s.activations->enabled()) {
                 s.activations->stop(); // the prompt only
@@ -367,6 +400,7 @@ RunRecordPtr LabSession::generate(const GenerationRequest& request, const Genera
                 activationRecord->positions = s.activations->positions();
                 if (request.recordResidualStream)
                     activationRecord->recording = s.activations->recording();
+                withPanelTables(*activationRecord);
                 if (events.activations) events.activations(activationRecord);
             }
         } else {
@@ -420,11 +454,13 @@ RunRecordPtr LabSession::generate(const GenerationRequest& request, const Genera
     // Per layer from the cache's own accounting at the last sample.
     record->kvUsedPerLayer = usedByLayer;
     record->kvAllocatedPerLayer = allocatedByLayer;
-    // The GPU reduces max |h| only; the level counts need every value: the CPU reference
-    // records the prompt once more, after the timed run and before it is announced done.
-    if (vulkan && activationRecord && request.recordResidualStream && !control.cancelled()) {
+    // The prefill's residual rows make the level counts. They are announced after the run,
+    // as a second record: the panels that draw them then redraw apart from the prefill's
+    // own updates, and their tables were computed here, not on the window's event loop.
+    if (vulkan && activationRecord && streamRecording && !control.cancelled()) {
         auto updated = std::make_shared<ActivationRecord>(*activationRecord);
-        updated->recording = recordResidualStream(ids);
+        updated->recording = std::move(streamRecording);
+        withPanelTables(*updated);
         if (events.activations) events.activations(updated);
     }
     record->promptIds = ids;
@@ -438,9 +474,9 @@ RunRecordPtr LabSession::generate(const GenerationRequest& request, const Genera
 std::shared_ptr<const experiments::ResidualRecording>
 LabSession::recordResidualStream(const std::vector<std::int32_t>& ids) {
     auto& s = state();
-    if (!s.reference)
-        s.reference = std::make_shared<models::ReferenceTransformer>(
-            s.model->config, models::dequantizeAll(s.model->weights));
+    if (!s.reference) // from the stored tensors: no fp32 copy of the weights
+        s.reference =
+            std::make_shared<models::ReferenceTransformer>(s.model->config, s.model->weights);
     return std::make_shared<experiments::ResidualRecording>(
         experiments::recordResidualStream(*s.reference, ids));
 }
@@ -657,7 +693,7 @@ experiments::BackendFactory LabSession::schemeBackendFactory() {
     return [engineOptions,
             config](models::ReferenceWeights weights) -> std::unique_ptr<DecoderBackend> {
         if (engineOptions) {
-            auto engine = std::make_shared<Engine>(config, weights, *engineOptions);
+            auto engine = std::make_shared<Engine>(config, std::move(weights), *engineOptions);
             return std::make_unique<VulkanBackend>(std::move(engine));
         }
         auto reference =

@@ -68,7 +68,7 @@ struct GenerationRequest {
     models::SamplingOptions sampling;
     bool stopAtStopTokens = true;     // false: exactly maxNewTokens tokens
     bool collectActivations = true;   // per-dimension max |h| per layer over the prompt
-    bool recordResidualStream = true; // the whole stream for the level counts (CPU reference)
+    bool recordResidualStream = true; // the whole stream for the level counts (from the run)
     bool kernelTimings = false;       // GPU timestamps per kernel (Vulkan; serializes the work)
 };
 
@@ -203,7 +203,8 @@ public:
     // Chapter item 1: the same prompt and maxNewTokens greedy tokens, cached then uncached.
     CachingComparisonPtr compareCaching(const GenerationRequest& request,
                                         const JobControl& control = {});
-    // The residual stream of a prompt on the CPU reference (items 9 and 10).
+    // The residual stream of a prompt on the CPU reference over the stored tensors (items 9
+    // and 10, `report activations`); a generation records its own.
     std::shared_ptr<const experiments::ResidualRecording>
     recordResidualStream(const std::vector<std::int32_t>& ids);
     // Chapter item 8 over every projection matrix.

@@ -82,6 +82,9 @@ struct ActivationRecord {
     // Every value of the residual stream over the prompt (for the level counts), when the
     // backend could record it; null otherwise.
     std::shared_ptr<const experiments::ResidualRecording> recording;
+    // The panels' tables, computed with the record on the job's thread; null: not computed
+    // (a panel then computes them itself).
+    std::shared_ptr<const experiments::ActivationPanelTables> panelTables;
 };
 
 // Device memory a run needed at its peak beyond the resident weights (chapter item 3), from

@@ -24,6 +24,7 @@ CommandRecorder::CommandRecorder(const VulkanContext& context, std::uint32_t max
 void CommandRecorder::begin(bool profile) {
     profile_ = profile && context_.info().timestamps;
     dispatches_ = 0;
+    transfers_ = 0;
     timestampsWritten_ = 0;
     labels_.clear();
     timings_.clear();
@@ -82,7 +83,8 @@ void CommandRecorder::dispatch(Pipeline& pipeline, std::initializer_list<BufferB
 }
 
 void CommandRecorder::copy(const Buffer& source, const Buffer& target, std::uint64_t bytes,
-                           std::uint64_t sourceOffset, std::uint64_t targetOffset) {
+                           std::uint64_t sourceOffset, std::uint64_t targetOffset,
+                           const std::string& label) {
     if (!recording_) throw ComputeError("copy outside begin()/submitAndWait()");
     auto& commands = commandBuffers_.front();
     barrierIfNeeded();
@@ -90,6 +92,12 @@ void CommandRecorder::copy(const Buffer& source, const Buffer& target, std::uint
         source.handle(), target.handle(),
         vk::BufferCopy{.srcOffset = sourceOffset, .dstOffset = targetOffset, .size = bytes});
     needsBarrier_ = true;
+    ++transfers_;
+    if (profile_ && timestampsWritten_ < maxTimestamps_) {
+        commands.writeTimestamp(vk::PipelineStageFlagBits::eTransfer, *queryPool_,
+                                timestampsWritten_++);
+        labels_.push_back(label.empty() ? std::string("copy") : label);
+    }
 }
 
 void CommandRecorder::fill(const Buffer& target, std::uint32_t value) {
@@ -98,6 +106,7 @@ void CommandRecorder::fill(const Buffer& target, std::uint32_t value) {
     barrierIfNeeded();
     commands.fillBuffer(target.handle(), 0, VK_WHOLE_SIZE, value);
     needsBarrier_ = true;
+    ++transfers_;
 }
 
 void CommandRecorder::submitAndWait(std::uint64_t timeoutNs) {

@@ -33,15 +33,19 @@ public:
                   std::uint32_t groupsZ = 1, const std::string& label = {}) {
         dispatch(pipeline, buffers, &push, sizeof(Push), groupsX, groupsY, groupsZ, label);
     }
-    // A copy between buffers, ordered after the previous dispatch like any other step.
+    // A copy between buffers, ordered after the previous dispatch like any other step; in
+    // profiling mode it is timed under `label` ("copy" when empty) like a dispatch.
     void copy(const Buffer& source, const Buffer& target, std::uint64_t bytes,
-              std::uint64_t sourceOffset = 0, std::uint64_t targetOffset = 0);
+              std::uint64_t sourceOffset = 0, std::uint64_t targetOffset = 0,
+              const std::string& label = {});
     // Fills a buffer with a 32-bit value (e.g. zeroes a probe), ordered like a dispatch.
     void fill(const Buffer& target, std::uint32_t value);
     // Ends, submits and waits (timeoutNs bounds the wait; then a ComputeError).
     void submitAndWait(std::uint64_t timeoutNs = 60'000'000'000ull);
 
     std::uint32_t dispatchCount() const { return dispatches_; }
+    std::uint32_t transferCount() const { return transfers_; } // copies and fills
+
     bool profiling() const { return profile_; }
     // After submitAndWait in profiling mode: one entry per dispatch, in order.
     const std::vector<KernelTiming>& timings() const { return timings_; }
@@ -60,6 +64,7 @@ private:
     bool recording_ = false;
     bool needsBarrier_ = false;
     std::uint32_t dispatches_ = 0;
+    std::uint32_t transfers_ = 0;
     std::uint32_t timestampsWritten_ = 0;
     std::vector<std::string> labels_;
     std::vector<KernelTiming> timings_;

@@ -11,6 +11,7 @@
 #include <exception>
 #include <mutex>
 #include <numbers>
+#include <optional>
 #include <thread>
 
 namespace inferscope::models {
@@ -155,26 +156,62 @@ float dot(const float* a, const float* b, std::size_t n) {
     return result;
 }
 
+// One weight matrix [rows][cols] as the products read it: rows of an fp32 copy, or rows of a
+// stored tensor (any TensorType) dequantized into a scratch row when they are reached.
+class MatrixRows {
+public:
+    MatrixRows() = default;
+    MatrixRows(const float* values, std::size_t rows, std::size_t cols)
+        : values_(values), rows_(rows), cols_(cols) {}
+    MatrixRows(const StoredTensor& tensor, std::size_t rows, std::size_t cols, std::size_t rowBytes)
+        : stored_(tensor.data), type_(tensor.type), rowBytes_(rowBytes), rows_(rows), cols_(cols) {}
+
+    std::size_t rows() const { return rows_; }
+    std::size_t cols() const { return cols_; }
+    bool needsScratch() const { return values_ == nullptr; }
+    // Row r as f32: a pointer into the copy, or `scratch` (cols floats) filled from the file.
+    const float* row(std::size_t r, float* scratch) const {
+        if (values_) return values_ + r * cols_;
+        copyRow(r, scratch);
+        return scratch;
+    }
+    void copyRow(std::size_t r, float* out) const {
+        if (values_) {
+            std::copy_n(values_ + r * cols_, cols_, out);
+            return;
+        }
+        dequantize(type_, stored_.subspan(r * rowBytes_, rowBytes_), std::span<float>(out, cols_));
+    }
+
+private:
+    const float* values_ = nullptr;
+    std::span<const std::uint8_t> stored_;
+    TensorType type_ = TensorType::F32;
+    std::size_t rowBytes_ = 0;
+    std::size_t rows_ = 0, cols_ = 0;
+};
+
 // One matrix-vector product over many positions: out[t][r] = sum_c W[r][c] x[t][c] + b[r].
 struct Projection {
-    const std::vector<float>* weight = nullptr; // [rows][cols]
-    const std::vector<float>* bias = nullptr;   // [rows] or null
-    std::vector<float>* output = nullptr;       // [positions][rows]
+    const MatrixRows* weight = nullptr;   // [rows][cols]
+    const float* bias = nullptr;          // [rows] or null
+    std::vector<float>* output = nullptr; // [positions][rows]
     std::size_t rows = 0;
 };
 
 // Rows [begin, end) of one projection for all positions. Positions are taken in tiles that
-// stay in cache while the rows stream past, four at a time per row.
+// stay in cache while the rows stream past, four at a time per row; a stored row is
+// dequantized once per tile.
 void projectRows(const Projection& p, const std::vector<float>& input, std::size_t cols,
                  std::size_t positions, std::size_t begin, std::size_t end) {
     constexpr std::size_t kTile = 32;
-    const float* weight = p.weight->data();
+    std::vector<float> scratch(p.weight->needsScratch() ? cols : 0);
     float* output = p.output->data();
     for (std::size_t tile = 0; tile < positions; tile += kTile) {
         const std::size_t tileEnd = std::min(positions, tile + kTile);
         for (std::size_t r = begin; r < end; ++r) {
-            const float* row = weight + r * cols;
-            const float bias = p.bias ? (*p.bias)[r] : 0.0f;
+            const float* row = p.weight->row(r, scratch.data());
+            const float bias = p.bias ? p.bias[r] : 0.0f;
             std::size_t t = tile;
             float sums[4];
             for (; t + 4 <= tileEnd; t += 4) {
@@ -267,12 +304,24 @@ void applyRope(std::span<float> head, RopePairing pairing, double position,
     }
 }
 
-ReferenceTransformer::ReferenceTransformer(ModelConfig config, ReferenceWeights weights,
-                                           unsigned threads)
-    : config_(std::move(config)), weights_(std::move(weights)),
-      threads_(threads ? threads : std::max(1u, std::thread::hardware_concurrency())) {
-    const ModelConfig& c = config_;
-    const std::string source = "reference transformer (" + c.name + ")";
+struct ReferenceTransformer::Weights {
+    struct Layer {
+        std::span<const float> attnNorm, ffnNorm;
+        std::span<const float> qBias, kBias, vBias; // empty without q/k/v biases
+        MatrixRows q, k, v, output, gate, up, down;
+    };
+    ReferenceWeights values;          // the fp32 path: every weight
+    std::optional<WeightStore> store; // the stored path: views of the file's tensors
+    ReferenceWeights storedVectors;   // the stored path: norms, biases, rope_freqs in f32
+    MatrixRows embedding, outputHead; // outputHead is the embedding again when tied
+    std::span<const float> outputNorm;
+    std::span<const float> ropeFreqs; // empty: the file has none
+    std::vector<Layer> layers;
+};
+
+namespace {
+
+void checkShape(const ModelConfig& c, const std::string& source) {
     if (!c.layers || !c.hiddenSize || !c.heads || !c.kvHeads || !c.headDim || !c.ffnSize ||
         !c.vocabSize)
         throw ModelError(source, "config", std::nullopt, "a size is zero");
@@ -282,47 +331,134 @@ ReferenceTransformer::ReferenceTransformer(ModelConfig config, ReferenceWeights 
                              std::to_string(c.kvHeads) + " kv heads");
     if (c.headDim % 2 != 0)
         throw ModelError(source, "headDim", std::nullopt, "RoPE needs an even head dimension");
+}
 
-    auto expect = [&](const std::string& name, std::uint64_t elements) {
-        const auto it = weights_.find(name);
-        if (it == weights_.end()) throw ModelError(source, name, std::nullopt, "tensor is missing");
-        if (it->second.size() != elements)
-            throw ModelError(source, name, std::nullopt,
-                             "has " + std::to_string(it->second.size()) + " values, expected " +
-                                 std::to_string(elements));
-    };
-    const std::uint64_t hidden = c.hiddenSize;
-    const std::uint64_t qDim = std::uint64_t(c.heads) * c.headDim;
-    const std::uint64_t kvDim = std::uint64_t(c.kvHeads) * c.headDim;
-    expect("token_embd.weight", std::uint64_t(c.vocabSize) * hidden);
-    expect("output_norm.weight", hidden);
-    if (!c.tiedEmbeddings) expect("output.weight", std::uint64_t(c.vocabSize) * hidden);
-    for (std::uint32_t layer = 0; layer < c.layers; ++layer) {
-        expect(layerName(layer, "attn_norm.weight"), hidden);
-        expect(layerName(layer, "attn_q.weight"), qDim * hidden);
-        expect(layerName(layer, "attn_k.weight"), kvDim * hidden);
-        expect(layerName(layer, "attn_v.weight"), kvDim * hidden);
+ModelError wrongSize(const std::string& source, const std::string& name, std::uint64_t has,
+                     std::uint64_t expected) {
+    return ModelError(source, name, std::nullopt,
+                      "has " + std::to_string(has) + " values, expected " +
+                          std::to_string(expected));
+}
+
+// Fills every field of `w` but the sources, through vector(name, elements, required) (empty
+// when an optional tensor is absent) and matrix(name, rows, cols).
+template <typename VectorOf, typename MatrixOf>
+void resolveWeights(const ModelConfig& c, VectorOf vector, MatrixOf matrix, MatrixRows& embedding,
+                    MatrixRows& outputHead, std::span<const float>& outputNorm,
+                    std::span<const float>& ropeFreqs, auto& layers) {
+    const std::size_t hidden = c.hiddenSize;
+    const std::size_t qDim = std::size_t(c.heads) * c.headDim;
+    const std::size_t kvDim = std::size_t(c.kvHeads) * c.headDim;
+    embedding = matrix("token_embd.weight", c.vocabSize, hidden);
+    outputNorm = vector("output_norm.weight", hidden, true);
+    outputHead = c.tiedEmbeddings ? embedding : matrix("output.weight", c.vocabSize, hidden);
+    layers.resize(c.layers);
+    for (std::uint32_t l = 0; l < c.layers; ++l) {
+        auto& layer = layers[l];
+        layer.attnNorm = vector(layerName(l, "attn_norm.weight"), hidden, true);
+        layer.q = matrix(layerName(l, "attn_q.weight"), qDim, hidden);
+        layer.k = matrix(layerName(l, "attn_k.weight"), kvDim, hidden);
+        layer.v = matrix(layerName(l, "attn_v.weight"), kvDim, hidden);
         if (c.qkvBias) {
-            expect(layerName(layer, "attn_q.bias"), qDim);
-            expect(layerName(layer, "attn_k.bias"), kvDim);
-            expect(layerName(layer, "attn_v.bias"), kvDim);
+            layer.qBias = vector(layerName(l, "attn_q.bias"), qDim, true);
+            layer.kBias = vector(layerName(l, "attn_k.bias"), kvDim, true);
+            layer.vBias = vector(layerName(l, "attn_v.bias"), kvDim, true);
         }
-        expect(layerName(layer, "attn_output.weight"), hidden * qDim);
-        expect(layerName(layer, "ffn_norm.weight"), hidden);
-        expect(layerName(layer, "ffn_gate.weight"), std::uint64_t(c.ffnSize) * hidden);
-        expect(layerName(layer, "ffn_up.weight"), std::uint64_t(c.ffnSize) * hidden);
-        expect(layerName(layer, "ffn_down.weight"), hidden * c.ffnSize);
+        layer.output = matrix(layerName(l, "attn_output.weight"), hidden, qDim);
+        layer.ffnNorm = vector(layerName(l, "ffn_norm.weight"), hidden, true);
+        layer.gate = matrix(layerName(l, "ffn_gate.weight"), c.ffnSize, hidden);
+        layer.up = matrix(layerName(l, "ffn_up.weight"), c.ffnSize, hidden);
+        layer.down = matrix(layerName(l, "ffn_down.weight"), hidden, c.ffnSize);
     }
+    ropeFreqs = vector("rope_freqs.weight", c.headDim / 2, false);
+}
 
-    const std::size_t half = c.headDim / 2;
-    const auto ropeFreqs = weights_.find("rope_freqs.weight");
-    if (ropeFreqs != weights_.end() && ropeFreqs->second.size() != half)
-        throw ModelError(source, "rope_freqs.weight", std::nullopt,
-                         "has " + std::to_string(ropeFreqs->second.size()) + " values, expected " +
-                             std::to_string(half));
-    ropeInvFreq_ = models::ropeInverseFrequencies(c, ropeFreqs != weights_.end()
-                                                         ? std::span<const float>(ropeFreqs->second)
-                                                         : std::span<const float>());
+} // namespace
+
+ReferenceTransformer::ReferenceTransformer(ModelConfig config, ReferenceWeights weights,
+                                           unsigned threads)
+    : config_(std::move(config)),
+      threads_(threads ? threads : std::max(1u, std::thread::hardware_concurrency())) {
+    const ModelConfig& c = config_;
+    const std::string source = "reference transformer (" + c.name + ")";
+    checkShape(c, source);
+    auto w = std::make_shared<Weights>();
+    w->values = std::move(weights);
+    const ReferenceWeights& values = w->values;
+    auto find = [&](const std::string& name, std::uint64_t elements,
+                    bool required) -> const std::vector<float>* {
+        const auto it = values.find(name);
+        if (it == values.end()) {
+            if (required) throw ModelError(source, name, std::nullopt, "tensor is missing");
+            return nullptr;
+        }
+        if (it->second.size() != elements)
+            throw wrongSize(source, name, it->second.size(), elements);
+        return &it->second;
+    };
+    auto vector = [&](const std::string& name, std::uint64_t elements, bool required) {
+        const auto* found = find(name, elements, required);
+        return found ? std::span<const float>(*found) : std::span<const float>();
+    };
+    auto matrix = [&](const std::string& name, std::size_t rows, std::size_t cols) {
+        return MatrixRows(find(name, std::uint64_t(rows) * cols, true)->data(), rows, cols);
+    };
+    resolveWeights(c, vector, matrix, w->embedding, w->outputHead, w->outputNorm, w->ropeFreqs,
+                   w->layers);
+    weights_ = std::move(w);
+    ropeInvFreq_ = models::ropeInverseFrequencies(c, weights_->ropeFreqs);
+    pool_ = std::make_shared<ReferenceThreadPool>(threads_);
+}
+
+ReferenceTransformer::ReferenceTransformer(ModelConfig config, const WeightStore& store,
+                                           unsigned threads)
+    : config_(std::move(config)),
+      threads_(threads ? threads : std::max(1u, std::thread::hardware_concurrency())) {
+    const ModelConfig& c = config_;
+    const std::string source = "reference transformer (" + c.name + ")";
+    checkShape(c, source);
+    auto w = std::make_shared<Weights>();
+    // A copy of the store is its map of views plus the shared owners of the mappings.
+    w->store.emplace(store);
+    const WeightStore& views = *w->store;
+    auto find = [&](const std::string& name, std::uint64_t elements,
+                    bool required) -> const StoredTensor* {
+        const StoredTensor* tensor = views.find(name);
+        if (!tensor) {
+            if (required) throw ModelError(source, name, std::nullopt, "tensor is missing");
+            return nullptr;
+        }
+        if (tensor->elements() != elements)
+            throw wrongSize(source, name, tensor->elements(), elements);
+        const auto bytes = tensorBytes(tensor->type, elements);
+        if (!bytes || *bytes != tensor->data.size())
+            throw ModelError(source, name, std::nullopt,
+                             "holds " + std::to_string(tensor->data.size()) + " bytes of " +
+                                 std::string(tensorTypeName(tensor->type)) + " for " +
+                                 std::to_string(elements) + " values");
+        return tensor;
+    };
+    // Small vectors (norms, biases, rope_freqs) are read every step at every position: f32.
+    auto vector = [&](const std::string& name, std::uint64_t elements, bool required) {
+        if (!find(name, elements, required)) return std::span<const float>();
+        const auto& values = w->storedVectors.emplace(name, views.dequantized(name)).first->second;
+        return std::span<const float>(values);
+    };
+    auto matrix = [&](const std::string& name, std::size_t rows, std::size_t cols) {
+        const StoredTensor& tensor = *find(name, std::uint64_t(rows) * cols, true);
+        // Rows are dequantized one at a time: each must be whole blocks, cols values long.
+        const auto rowBytes = tensorBytes(tensor.type, cols);
+        if (tensor.cols() != cols || !rowBytes)
+            throw ModelError(source, name, std::nullopt,
+                             "rows of " + std::to_string(tensor.cols()) + " " +
+                                 std::string(tensorTypeName(tensor.type)) + " values, expected " +
+                                 std::to_string(cols) + " in whole blocks");
+        return MatrixRows(tensor, rows, cols, std::size_t(*rowBytes));
+    };
+    resolveWeights(c, vector, matrix, w->embedding, w->outputHead, w->outputNorm, w->ropeFreqs,
+                   w->layers);
+    weights_ = std::move(w);
+    ropeInvFreq_ = models::ropeInverseFrequencies(c, weights_->ropeFreqs);
     pool_ = std::make_shared<ReferenceThreadPool>(threads_);
 }
 
@@ -360,9 +496,7 @@ std::vector<float> ReferenceTransformer::forward(std::span<const std::int32_t> t
     const std::size_t group = c.heads / c.kvHeads;
     const float scale = 1.0f / std::sqrt(float(headDim));
     const unsigned parts = pool_->parts();
-    auto tensor = [&](const std::string& name) -> const std::vector<float>& {
-        return weights_.at(name);
-    };
+    const Weights& w = *weights_;
     // Splits the rows of several products among the threads; each part does its share of
     // each, so q/k/v (or gate/up) cost one hand-off.
     auto project = [&](std::initializer_list<Projection> projections,
@@ -377,9 +511,8 @@ std::vector<float> ReferenceTransformer::forward(std::span<const std::int32_t> t
 
     // Residual stream, one row per new position.
     std::vector<float> x(count * hidden);
-    const std::vector<float>& embedding = tensor("token_embd.weight");
     for (std::size_t t = 0; t < count; ++t)
-        std::copy_n(&embedding[std::size_t(tokens[t]) * hidden], hidden, &x[t * hidden]);
+        w.embedding.copyRow(std::size_t(tokens[t]), &x[t * hidden]);
 
     std::vector<float> normed(count * hidden);
     std::vector<float> q(count * qDim), k(count * kvDim), v(count * kvDim);
@@ -389,15 +522,15 @@ std::vector<float> ReferenceTransformer::forward(std::span<const std::int32_t> t
 
     for (std::uint32_t layer = 0; layer < c.layers; ++layer) {
         // Attention block: x += Wo · attention(RoPE(Wq n), RoPE(Wk n), Wv n), n = norm(x).
-        const std::vector<float>& attnNorm = tensor(layerName(layer, "attn_norm.weight"));
+        const Weights::Layer& lw = w.layers[layer];
         for (std::size_t t = 0; t < count; ++t)
-            rmsNorm(&x[t * hidden], attnNorm.data(), hidden, c.rmsNormEps, &normed[t * hidden]);
-        const auto* qBias = c.qkvBias ? &tensor(layerName(layer, "attn_q.bias")) : nullptr;
-        const auto* kBias = c.qkvBias ? &tensor(layerName(layer, "attn_k.bias")) : nullptr;
-        const auto* vBias = c.qkvBias ? &tensor(layerName(layer, "attn_v.bias")) : nullptr;
-        project({{&tensor(layerName(layer, "attn_q.weight")), qBias, &q, qDim},
-                 {&tensor(layerName(layer, "attn_k.weight")), kBias, &k, kvDim},
-                 {&tensor(layerName(layer, "attn_v.weight")), vBias, &v, kvDim}},
+            rmsNorm(&x[t * hidden], lw.attnNorm.data(), hidden, c.rmsNormEps, &normed[t * hidden]);
+        auto bias = [](std::span<const float> values) {
+            return values.empty() ? nullptr : values.data();
+        };
+        project({{&lw.q, bias(lw.qBias), &q, qDim},
+                 {&lw.k, bias(lw.kBias), &k, kvDim},
+                 {&lw.v, bias(lw.vBias), &v, kvDim}},
                 normed, hidden);
         for (std::size_t t = 0; t < count; ++t) {
             const double position = double(start + t);
@@ -448,20 +581,15 @@ std::vector<float> ReferenceTransformer::forward(std::span<const std::int32_t> t
                 }
             }
         });
-        project({{&tensor(layerName(layer, "attn_output.weight")), nullptr, &projected, hidden}},
-                attention, qDim);
+        project({{&lw.output, nullptr, &projected, hidden}}, attention, qDim);
         for (std::size_t i = 0; i < x.size(); ++i) x[i] += projected[i];
 
         // Feed-forward block (SwiGLU): x += Wdown · (silu(Wgate n) * (Wup n)), n = norm(x).
-        const std::vector<float>& ffnNorm = tensor(layerName(layer, "ffn_norm.weight"));
         for (std::size_t t = 0; t < count; ++t)
-            rmsNorm(&x[t * hidden], ffnNorm.data(), hidden, c.rmsNormEps, &normed[t * hidden]);
-        project({{&tensor(layerName(layer, "ffn_gate.weight")), nullptr, &gate, ffn},
-                 {&tensor(layerName(layer, "ffn_up.weight")), nullptr, &up, ffn}},
-                normed, hidden);
+            rmsNorm(&x[t * hidden], lw.ffnNorm.data(), hidden, c.rmsNormEps, &normed[t * hidden]);
+        project({{&lw.gate, nullptr, &gate, ffn}, {&lw.up, nullptr, &up, ffn}}, normed, hidden);
         for (std::size_t i = 0; i < gate.size(); ++i) gate[i] = silu(gate[i]) * up[i];
-        project({{&tensor(layerName(layer, "ffn_down.weight")), nullptr, &projected, hidden}}, gate,
-                ffn);
+        project({{&lw.down, nullptr, &projected, hidden}}, gate, ffn);
         for (std::size_t i = 0; i < x.size(); ++i) x[i] += projected[i];
 
         if (observer_)
@@ -474,14 +602,12 @@ std::vector<float> ReferenceTransformer::forward(std::span<const std::int32_t> t
     // Final norm and output head (the embedding matrix again when tied), for the rows asked.
     const std::size_t first = allLogits ? 0 : count - 1;
     const std::size_t rows = count - first;
-    const std::vector<float>& outputNorm = tensor("output_norm.weight");
     std::vector<float> finalNormed(rows * hidden);
     for (std::size_t t = 0; t < rows; ++t)
-        rmsNorm(&x[(first + t) * hidden], outputNorm.data(), hidden, c.rmsNormEps,
+        rmsNorm(&x[(first + t) * hidden], w.outputNorm.data(), hidden, c.rmsNormEps,
                 &finalNormed[t * hidden]);
-    const std::vector<float>& head = c.tiedEmbeddings ? embedding : tensor("output.weight");
     std::vector<float> logits(rows * c.vocabSize);
-    const Projection output{&head, nullptr, &logits, c.vocabSize};
+    const Projection output{&w.outputHead, nullptr, &logits, c.vocabSize};
     pool_->run([&](unsigned part) {
         projectRows(output, finalNormed, hidden, rows, output.rows * part / parts,
                     output.rows * (part + 1) / parts);

@@ -3,6 +3,13 @@
 // every GPU test. Llama / Mistral / Qwen2 family: RMSNorm, RoPE (either pairing, with
 // linear or llama3 scaling), grouped-query attention, optional q/k/v biases, SwiGLU, tied
 // or separate output head. Matrix-vector products are split across threads.
+//
+// It computes either from the stored tensors of a WeightStore (views of the file: each
+// matrix row is dequantized to f32 as the products reach it, so host memory stays what the
+// file takes) or from an fp32 copy of every weight (ReferenceWeights: tests and the
+// quantization lab substitute quantized-then-dequantized matrices there). Both give the same
+// bits: a stored row dequantizes to exactly the values WeightStore::dequantized holds, and
+// the products sum in the same order.
 #include "models/ModelConfig.hpp"
 #include "models/WeightStore.hpp"
 
@@ -46,9 +53,11 @@ public:
         std::function<void(std::uint32_t layer, std::uint32_t position, std::span<const float>)>;
 
     ReferenceTransformer(ModelConfig config, ReferenceWeights weights, unsigned threads = 0);
+    // Keeps views of the stored tensors (a copy of the store: its map of views and the
+    // owners of its mappings); norm weights, biases and rope_freqs are kept as f32.
+    ReferenceTransformer(ModelConfig config, const WeightStore& store, unsigned threads = 0);
 
     const ModelConfig& config() const { return config_; }
-    const ReferenceWeights& weights() const { return weights_; }
     // Per-pair RoPE frequencies (radians per position) after scaling and rope_freqs.
     const std::vector<float>& ropeInverseFrequencies() const { return ropeInvFreq_; }
     KvCache newCache() const;
@@ -65,8 +74,11 @@ public:
     unsigned threads() const { return threads_; }
 
 private:
+    struct Weights; // the matrices and vectors the loops read (ReferenceTransformer.cpp)
+
     ModelConfig config_;
-    ReferenceWeights weights_;
+    // Immutable once built; shared by copies.
+    std::shared_ptr<const Weights> weights_;
     unsigned threads_;
     ResidualObserver observer_;
     std::vector<float> ropeInvFreq_;

@@ -1,7 +1,8 @@
 // compute::LabSession on small synthetic models: a scheme switch re-packs in place without
 // opening the model file again; quality per scheme does not depend on the generation format;
 // one rule for the perplexity text; per-scheme progress with a time estimate; the KV panel's
-// per-layer bytes come from the cache's own accounting; a warm-up keeps one-off costs out.
+// per-layer bytes come from the cache's own accounting; a warm-up keeps one-off costs out; a
+// Vulkan run's activation record comes from its own prefill.
 #include "compute/experiments/QualityReport.hpp"
 #include "compute/session/LabSession.hpp"
 #include "models/synthetic/SyntheticModel.hpp"
@@ -155,6 +156,56 @@ private slots:
         for (auto bytes : run->kvUsedPerLayer)
             QCOMPARE(bytes, perPosition * std::uint64_t(run->kvSamples.back().tokens));
         QVERIFY_THROWS_EXCEPTION(std::invalid_argument, session.setGenerationFormat("int3"));
+    }
+
+    // The window's activation record comes from the Vulkan run itself (the prefill copies
+    // its residual rows): it equals the CPU reference's recording of the same prompt within
+    // the engine-vs-reference tolerance (2e-3 * (1 + |h|)), its max |h| is the record's, and
+    // the panels' tables come with it, computed from it.
+    void vulkanRunRecordsItsOwnResidualStream() {
+        if (!vulkanAvailable()) QSKIP("no Vulkan device (lavapipe is enough)");
+        compute::LabSession session;
+        compute::LoadOptions options;
+        options.choice = vulkanChoice("fp32");
+        QVERIFY(session.load(model_, options).has_value());
+        auto request = greedy(4);
+        request.recordResidualStream = true;
+        std::vector<compute::ActivationRecordPtr> records;
+        compute::GenerationEvents events;
+        events.activations = [&](compute::ActivationRecordPtr r) { records.push_back(r); };
+        const auto run = session.generate(request, events);
+        QCOMPARE(records.size(), std::size_t(2)); // max |h| at the prefill, then the stream
+        QVERIFY(!records.front()->recording);
+        const auto& record = *records.back();
+        QVERIFY(record.recording);
+        const auto& recording = *record.recording;
+        const auto expected = session.recordResidualStream(run->promptIds);
+        QCOMPARE(recording.layers, 3u);
+        QCOMPARE(recording.hidden, 128u);
+        QCOMPARE(recording.positions, std::uint32_t(run->promptIds.size()));
+        QCOMPARE(recording.positions, expected->positions);
+        QCOMPARE(recording.values.size(), expected->values.size());
+        for (std::size_t i = 0; i < recording.values.size(); ++i)
+            QVERIFY2(std::abs(recording.values[i] - expected->values[i]) <=
+                         2e-3f * (1 + std::abs(expected->values[i])),
+                     qPrintable(QString("value %1: %2 vs %3")
+                                    .arg(i)
+                                    .arg(recording.values[i])
+                                    .arg(expected->values[i])));
+        QCOMPARE(compute::experiments::residualMaxPerDimension(recording), record.maxAbsPerLayer);
+
+        QVERIFY(record.panelTables);
+        const auto& tables = *record.panelTables;
+        QCOMPARE(tables.levels.size(), std::size_t(3));
+        for (std::uint32_t l = 0; l < 3; ++l) {
+            const auto levels =
+                compute::experiments::levelsByDimension(recording, l, tables.levelsTopK);
+            QCOMPARE(tables.levels[l].size(), std::size_t(3));
+            QVERIFY(tables.levels[l][0].rows == levels.rows);
+            QCOMPARE(
+                tables.histograms[l].rows.size(),
+                compute::experiments::activationHistogram(record.maxAbsPerLayer, l).rows.size());
+        }
     }
 
     void qualityDoesNotDependOnTheGenerationFormat() {

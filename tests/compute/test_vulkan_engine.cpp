@@ -344,6 +344,77 @@ private slots:
         checkValidation(engine);
     }
 
+    // ProbeOptions::residualStream: every prompt row after every layer, read back from the
+    // prefill itself, equals the CPU reference's residual stream (the logit tolerance of this
+    // file, on values) and its max |h| is the fused probe's to the bit; split into chunks
+    // (maxTokensPerStep) the rows still land in order. Off, it records nothing: no transfer,
+    // and on or off the same dispatches.
+    void residualStreamProbeCopiesThePrefillRows() {
+        const auto& config = llama_->config;
+        const auto prompt = promptTokens(11, 300, 20);
+        std::vector<float> expected(std::size_t(config.layers) * prompt.size() * config.hiddenSize);
+        models::ReferenceTransformer reference(config, llama_->weights, 2);
+        reference.setResidualObserver(
+            [&](std::uint32_t layer, std::uint32_t position, std::span<const float> h) {
+                std::copy(h.begin(), h.end(),
+                          expected.begin() +
+                              std::ptrdiff_t((std::size_t(layer) * prompt.size() + position) *
+                                             config.hiddenSize));
+            });
+        auto cache = reference.newCache();
+        reference.forward(prompt, cache);
+
+        for (std::uint32_t chunk : {256u, 4u}) {
+            EngineOptions options;
+            options.weightFormat = WeightFormat::F32;
+            options.maxTokensPerStep = chunk;
+            Engine engine(*llama_, options);
+            const auto off = engine.step({{1, prompt}}).probes;
+            QCOMPARE(off.transfers, 0u);
+            QVERIFY(off.residualStream.empty());
+            QCOMPARE(off.residualStreamRows, 0u);
+            engine.release(1);
+
+            engine.setProbes({.kernelTimings = false, .residualMax = true, .residualStream = true});
+            const auto on = engine.step({{1, prompt}}).probes;
+            QCOMPARE(on.dispatches, off.dispatches);
+            const std::uint32_t chunks = (std::uint32_t(prompt.size()) + chunk - 1) / chunk;
+            // One copy per layer and chunk, and the max probe's one fill.
+            QCOMPARE(on.transfers, chunks * config.layers + 1);
+            QCOMPARE(on.residualStreamRows, std::uint32_t(prompt.size()));
+            QCOMPARE(on.residualStream.size(), expected.size());
+            for (std::size_t i = 0; i < expected.size(); ++i)
+                QVERIFY2(std::abs(on.residualStream[i] - expected[i]) <=
+                             2e-3f * (1 + std::abs(expected[i])),
+                         qPrintable(QString("value %1: %2 vs %3")
+                                        .arg(i)
+                                        .arg(on.residualStream[i])
+                                        .arg(expected[i])));
+            for (std::uint32_t l = 0; l < config.layers; ++l)
+                for (std::uint32_t d = 0; d < config.hiddenSize; ++d) {
+                    float largest = 0;
+                    for (std::size_t p = 0; p < prompt.size(); ++p)
+                        largest = std::max(
+                            largest,
+                            std::abs(on.residualStream[(l * prompt.size() + p) * config.hiddenSize +
+                                                       d]));
+                    QCOMPARE(on.residualMax[l][d], largest);
+                }
+
+            // A decode step with the probe still on records its one row; switched off again,
+            // the next step records nothing.
+            const std::int32_t token = 5;
+            const auto decode = engine.step({{1, {token}}}).probes;
+            QCOMPARE(decode.residualStreamRows, 1u);
+            engine.setProbes({});
+            const auto quiet = engine.step({{1, {token}}}).probes;
+            QCOMPARE(quiet.transfers, 0u);
+            QCOMPARE(quiet.dispatches, decode.dispatches);
+            QVERIFY(quiet.residualStream.empty());
+            checkValidation(engine);
+        }
+    }
+
     void allLogitsSplitAcrossSubmissions() {
         EngineOptions small;
         small.maxLogitRowsPerStep = 4; // 11 logit rows: three submissions

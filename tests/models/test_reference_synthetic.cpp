@@ -2,8 +2,10 @@
 // pairs; qwen2: split-half pairs, q/k/v biases) and safetensors (HF order, split-half pairs),
 // loaded by loadModel and run by the reference transformer: the logits must agree. This is
 // what proves the RoPE pairing logic, because the two files store Q/K differently and only
-// the right pairing for each makes them the same model.
+// the right pairing for each makes them the same model. And the reference computing from the
+// stored tensors (f32, f16, bf16, q8_0, q4_0, q4_1) gives the bits of its fp32-copy path.
 #include "models/LoadedModel.hpp"
+#include "models/ModelError.hpp"
 #include "models/reference/ReferenceTransformer.hpp"
 #include "models/synthetic/SyntheticModel.hpp"
 
@@ -62,6 +64,85 @@ class TestReferenceSynthetic : public QObject {
     Q_OBJECT
 
 private slots:
+    void storedWeightsGiveTheCopysBits_data() {
+        QTest::addColumn<QString>("architecture");
+        QTest::addColumn<int>("type");
+        QTest::addColumn<bool>("safetensors");
+        QTest::addColumn<bool>("tied");
+        QTest::newRow("llama f32") << "llama" << int(TensorType::F32) << false << true;
+        QTest::newRow("llama f16") << "llama" << int(TensorType::F16) << false << true;
+        QTest::newRow("llama bf16") << "llama" << int(TensorType::BF16) << false << false;
+        QTest::newRow("llama q8_0") << "llama" << int(TensorType::Q8_0) << false << true;
+        QTest::newRow("llama q4_1") << "llama" << int(TensorType::Q4_1) << false << false;
+        QTest::newRow("qwen2 q4_0") << "qwen2" << int(TensorType::Q4_0) << false << true;
+        QTest::newRow("qwen2 q8_0") << "qwen2" << int(TensorType::Q8_0) << false << false;
+        QTest::newRow("safetensors f16") << "llama" << int(TensorType::F16) << true << true;
+        QTest::newRow("safetensors bf16") << "qwen2" << int(TensorType::BF16) << true << false;
+    }
+
+    // The stored-weights path dequantizes each row as the products reach it; the fp32 copy
+    // holds WeightStore::dequantized of the same tensors. A row dequantizes to the same values
+    // either way (blocks never straddle rows) and the products sum in the same order, so the
+    // logits must be identical bits: a 40-token prefill (two position tiles of the products),
+    // then cached decode steps.
+    void storedWeightsGiveTheCopysBits() {
+        QFETCH(QString, architecture);
+        QFETCH(int, type);
+        QFETCH(bool, safetensors);
+        QFETCH(bool, tied);
+        SyntheticModelSpec spec = specFor(architecture.toStdString());
+        spec.weightType = TensorType(type);
+        spec.tiedEmbeddings = tied;
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const std::filesystem::path path =
+            safetensors ? dir.filePath("hf").toStdString() : dir.filePath("m.gguf").toStdString();
+        if (safetensors)
+            writeSyntheticSafetensors(spec, path);
+        else
+            writeSyntheticGguf(spec, path);
+        const LoadedModel model = loadModel(path);
+        // The matrices really are stored in the type under test.
+        QCOMPARE(int(model.weights.at("blk.0.attn_q.weight").type), type);
+        QCOMPARE(int(model.weights.at("blk.1.ffn_down.weight").type), type);
+        QCOMPARE(model.weights.contains("output.weight"), !tied);
+
+        const ReferenceTransformer copy(model.config, dequantizeAll(model.weights), 2);
+        const ReferenceTransformer stored(model.config, model.weights, 2);
+        std::vector<std::int32_t> tokens(40);
+        for (std::size_t i = 0; i < tokens.size(); ++i)
+            tokens[i] = std::int32_t((i * 37 + 11) % model.config.vocabSize);
+        auto copyCache = copy.newCache();
+        auto storedCache = stored.newCache();
+        const auto expected = copy.forward(tokens, copyCache, true);
+        const auto logits = stored.forward(tokens, storedCache, true);
+        QCOMPARE(logits.size(), std::size_t(40) * spec.vocabSize);
+        QVERIFY(maxAbs(logits) > 0);
+        QVERIFY(logits == expected);
+        for (std::int32_t token : {5, 77, 123}) {
+            const std::int32_t next[1] = {token};
+            QVERIFY(stored.forward(next, storedCache) == copy.forward(next, copyCache));
+        }
+        QVERIFY(stored.forwardUncached(tokens) == copy.forwardUncached(tokens));
+    }
+
+    // A stored tensor of the wrong shape is refused as the fp32 copy's is.
+    void storedWeightsAreChecked() {
+        SyntheticModelSpec spec = specFor("llama");
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const std::filesystem::path path = dir.filePath("m.gguf").toStdString();
+        writeSyntheticGguf(spec, path);
+        const LoadedModel model = loadModel(path);
+        ModelConfig wider = model.config;
+        wider.ffnSize += 32;
+        QVERIFY_THROWS_EXCEPTION(ModelError, ReferenceTransformer(wider, model.weights, 1));
+        WeightStore missing;
+        for (const auto& [name, tensor] : model.weights.tensors())
+            if (name != "blk.1.ffn_up.weight") missing.add(tensor);
+        QVERIFY_THROWS_EXCEPTION(ModelError, ReferenceTransformer(model.config, missing, 1));
+    }
+
     void ggufAndSafetensorsAgree_data() {
         QTest::addColumn<QString>("architecture");
         QTest::addColumn<int>("ggufPairing");
