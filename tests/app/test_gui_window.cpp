@@ -749,9 +749,10 @@ void WindowTest::scriptRunsAndExportsEveryPanel() {
     QVERIFY(window.timingsPanel()->run()->generatedTokens <= 12);
     // The CPU reference has no GPU timestamps: the kernel panel is left out, with the reason
     // (issue 13 item 5); it serves one sequence, so the batching panels are too (issue 8);
-    // speculative decoding needs two GPU engines (issue 9); every other panel is exported.
+    // and the KV block map of their run; speculative decoding needs two GPU engines (issue 9);
+    // every other panel is exported.
     QCOMPARE(script.leftOut().keys(),
-             (QStringList{"batching", "kernel-timings", "scheduler", "speculative"}));
+             (QStringList{"batching", "kernel-timings", "kv-blocks", "scheduler", "speculative"}));
     for (auto* panel : window.panels())
         for (const char* ext : {".png", ".svg", ".csv", ".json"})
             if (!script.leftOut().contains(panel->panelId()))
