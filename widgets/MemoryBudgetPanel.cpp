@@ -49,6 +49,10 @@ MemoryBudgetPanel::MemoryBudgetPanel(QWidget* parent)
     variant_ = combo("budgetVariant", tr("Attention"), {"as built", "MHA", "MQA"},
                      tr("KV heads as the model was built, one per query head (MHA), or one "
                         "for all (MQA); the weights stay as built"));
+    // Two rows, so the panel fits beside the controls column at presentation scale.
+    row->addStretch(1);
+    extrasLayout()->addLayout(row);
+    row = new QHBoxLayout;
     row->addWidget(new QLabel(tr("Context per user"), this));
     context_ = new QSpinBox(this);
     context_->setObjectName("budgetContext");

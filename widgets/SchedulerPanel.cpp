@@ -47,7 +47,11 @@ SchedulerPanel::SchedulerPanel(QWidget* parent)
     mix_->setObjectName("schedulerMix");
     mix_->addItem(tr("64 requests: median 18, longest 231, 1,874 tokens (the chapter's)"));
     mix_->addItem(tr("16 requests: median 12, longest 64, 300 tokens (quick)"));
-    controls->addWidget(mix_);
+    // The mix's full description is its text; the box need not be as wide as the longest
+    // one (it would set the width of every panel in the window's stack).
+    mix_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    mix_->setMinimumContentsLength(16);
+    controls->addWidget(mix_, 1);
     controls->addWidget(new QLabel(tr("Seed"), this));
     seed_ = new QSpinBox(this);
     seed_->setObjectName("schedulerSeed");
@@ -56,8 +60,11 @@ SchedulerPanel::SchedulerPanel(QWidget* parent)
     controls->addWidget(seed_);
     controls_ =
         new JobControls(this, "scheduler", tr("Run static vs continuous"), JobKind::Scheduler);
+    extrasLayout()->addLayout(controls);
+    controls = new QHBoxLayout;
     controls->addWidget(controls_->runButton());
     controls->addWidget(controls_->cancelButton());
+    controls->addStretch(1);
     extrasLayout()->addLayout(controls);
     extrasLayout()->addWidget(controls_->progressLabel());
 
