@@ -46,15 +46,14 @@ public:
     }
 };
 
-// "0" for the bin [0, 1), else "2ⁿ" for the bin [2ⁿ, 2ⁿ⁺¹).
+// "−" for the bin [0, 1), else the exponent n of the bin [2ⁿ, 2ⁿ⁺¹): short enough that no
+// label is cut to "..." when sixteen bars share a chart beside the controls (and no "<": axis
+// labels are rich text).
 QString binLabel(std::int64_t lowerEdge) {
-    if (lowerEdge < 1) return QStringLiteral("0");
-    static const QString superscripts = QString::fromUtf8("⁰¹²³⁴⁵⁶⁷⁸⁹");
+    if (lowerEdge < 1) return QString::fromUtf8("−");
     int exponent = 0;
     while ((std::int64_t(1) << (exponent + 1)) <= lowerEdge) ++exponent;
-    QString label = QStringLiteral("2");
-    for (QChar digit : QString::number(exponent)) label += superscripts[digit.digitValue()];
-    return label;
+    return QString::number(exponent);
 }
 } // namespace
 
@@ -66,9 +65,8 @@ ActivationOutliersPanel::ActivationOutliersPanel(QWidget* parent)
                  parent),
       histogram_(new TableModel(this)), outliers_(new TableModel(this)),
       persistence_(new TableModel(this)) {
-    // Each bar is labelled with its bin's lower edge as a power of two: at most three
-    // characters, so none is cut to "..." when 16 bars share a projector-sized chart.
-    setAxis(Qt::Horizontal, tr("max |h| over the prompt (bar 2ⁿ: from 2ⁿ to 2ⁿ⁺¹)"),
+    // Each bar is labelled with the exponent of its bin's lower edge (see binLabel).
+    setAxis(Qt::Horizontal, tr("max |h| over the prompt (bar n: 2ⁿ to 2ⁿ⁺¹, bar −: under 1)"),
             AxisScale::Category);
     setAxis(Qt::Vertical, tr("dimensions (log scale)"), AxisScale::Log);
     addSeries(tr("dimensions per bin"), SeriesKind::Bars);

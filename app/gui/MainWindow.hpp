@@ -149,12 +149,14 @@ signals:
 
 protected:
     void closeEvent(QCloseEvent* event) override;
+    void showEvent(QShowEvent* event) override;
     void dragEnterEvent(QDragEnterEvent* event) override;
     void dropEvent(QDropEvent* event) override;
 
 private:
     void buildUi();
     void buildMenus();
+    void applyControlsWidth(); // the split between controls and panels for the scale
     void applySettingsToUi();
     void readSettingsFromUi();
     void saveSettings();
@@ -189,6 +191,7 @@ private:
     QString modelPath_, loadingPath_;
     bool modelHasChat_ = false;
     QFont baseFont_;
+    bool shownOnce_ = false;
 
     QLabel* modelLabel_ = nullptr;
     QPlainTextEdit* promptEdit_ = nullptr;

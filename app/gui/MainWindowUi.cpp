@@ -46,6 +46,7 @@
 #include <QProgressBar>
 #include <QPushButton>
 #include <QScrollArea>
+#include <QShowEvent>
 #include <QSpinBox>
 #include <QSplitter>
 #include <QStatusBar>
@@ -244,8 +245,9 @@ void MainWindow::buildUi() {
     scroll->setWidget(controls);
     splitter_->addWidget(scroll);
     splitter_->addWidget(deck_);
-    splitter_->setStretchFactor(0, 2);
-    splitter_->setStretchFactor(1, 5);
+    // A wider window widens the panels; the controls keep the width their text needs.
+    splitter_->setStretchFactor(0, 0);
+    splitter_->setStretchFactor(1, 1);
     controls->setMinimumWidth(300);
     setCentralWidget(splitter_);
 
@@ -417,6 +419,17 @@ void MainWindow::setPresentationScale(double scale) {
     for (auto* menu : menuBar()->findChildren<QMenu*>()) menu->setFont(font);
     statusBar()->setFont(font);
     for (auto* panel : panels()) panel->setPresentationScale(settings_.presentationScale);
+    applyControlsWidth();
+}
+
+void MainWindow::showEvent(QShowEvent* event) {
+    QMainWindow::showEvent(event);
+    // A split set before the window had its final size was stretched with it: set it again.
+    if (!shownOnce_) applyControlsWidth();
+    shownOnce_ = true;
+}
+
+void MainWindow::applyControlsWidth() {
     // Give the controls the width their larger text needs; the panels keep the rest. The
     // column's minimum follows the scale too, so Ctrl+0 gives back its normal width.
     const int controlsWidth = qRound(340 * settings_.presentationScale);

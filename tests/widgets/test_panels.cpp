@@ -213,10 +213,10 @@ void PanelsTest::outliersFollowTheLayerSlider() {
     QCOMPARE(panel.histogramModel()->rowCount(), 10);
     auto bars = panel.seriesPoints(ActivationOutliersPanel::Histogram);
     QCOMPARE(bars.size(), qsizetype(10)); // every layer's largest (400) sits in the same bin
-    QCOMPARE(panel.barCategories().front(), QString("0"));
-    // Labelled 2ⁿ: [256, 512) is 2⁸, and [1, 2) is 2⁰ (three characters at most, never cut).
-    QCOMPARE(panel.barCategories().back(), QString::fromUtf8("2⁸"));
-    QCOMPARE(panel.barCategories().at(1), QString::fromUtf8("2⁰"));
+    QCOMPARE(panel.barCategories().front(), QString::fromUtf8("−"));
+    // Labelled by the exponent n of [2ⁿ, 2ⁿ⁺¹): [256, 512) is 8, [1, 2) is 0, [0, 1) is −.
+    QCOMPARE(panel.barCategories().back(), QString("8"));
+    QCOMPARE(panel.barCategories().at(1), QString("0"));
     double total = 0;
     for (const auto& bar : bars) total += bar.y();
     QCOMPARE(total, 64.0);
