@@ -2,7 +2,7 @@
 // synthetic GGUF file and lavapipe: the tables come out as JSON with their ids, the engine's
 // counter agrees with the formula, and mistakes (an unknown precision, a bad presets file, a head
 // too wide) exit with one clear line.
-#include "models/synthetic/SyntheticModel.hpp"
+#include "tests/SyntheticModels.hpp"
 #include "tests/app/CliRunner.hpp"
 
 #include <QTemporaryDir>
@@ -35,13 +35,7 @@ class TestCliCacheSavings : public QObject {
 private slots:
     void initTestCase() {
         QVERIFY(dir_.isValid());
-        models::SyntheticModelSpec spec;
-        spec.layers = 2;
-        spec.heads = 4;
-        spec.kvHeads = 2;
-        spec.headDim = 16;
-        model_ = dir_.filePath("synthetic.gguf").toStdString();
-        models::writeSyntheticGguf(spec, model_);
+        model_ = tests::writeTwoLayerGqaModel(dir_.filePath("synthetic.gguf").toStdString());
     }
 
     void budgetPutsTheModelFirst() {

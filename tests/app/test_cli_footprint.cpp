@@ -2,7 +2,7 @@
 // format asked for, and `generate` refuses a model that does not fit with one clear line and a
 // non-zero status before it builds anything.
 #include "compute/engine/Backends.hpp"
-#include "models/synthetic/SyntheticModel.hpp"
+#include "tests/SyntheticModels.hpp"
 #include "tests/app/CliRunner.hpp"
 
 #include <QTemporaryDir>
@@ -46,13 +46,7 @@ class TestCliFootprint : public QObject {
 private slots:
     void initTestCase() {
         QVERIFY(dir_.isValid());
-        models::SyntheticModelSpec spec;
-        spec.layers = 2;
-        spec.heads = 4;
-        spec.kvHeads = 2;
-        spec.headDim = 16;
-        model_ = dir_.filePath("synthetic.gguf").toStdString();
-        models::writeSyntheticGguf(spec, model_);
+        model_ = tests::writeTwoLayerGqaModel(dir_.filePath("synthetic.gguf").toStdString());
     }
 
     void infoCarriesTheCpuFootprint() {

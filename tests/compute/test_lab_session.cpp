@@ -6,6 +6,7 @@
 #include "compute/experiments/QualityReport.hpp"
 #include "compute/session/LabSession.hpp"
 #include "models/synthetic/SyntheticModel.hpp"
+#include "tests/compute/SessionRequests.hpp"
 
 #include <QTemporaryDir>
 #include <QtTest>
@@ -16,27 +17,13 @@ using namespace inferscope;
 
 namespace {
 
-bool vulkanAvailable() {
-    for (const auto& option : compute::availableBackends())
-        if (option.choice.kind == compute::BackendChoice::Kind::Vulkan) return true;
-    return false;
-}
+using tests::vulkanAvailable;
+using tests::vulkanChoice;
 
-compute::BackendChoice vulkanChoice(const std::string& format = {}) {
-    compute::BackendChoice choice;
-    choice.kind = compute::BackendChoice::Kind::Vulkan;
-    choice.weightFormat = format;
-    return choice;
-}
-
+// These runs also record max |h| per layer, as the window's runs do.
 compute::GenerationRequest greedy(std::int32_t tokens) {
-    compute::GenerationRequest request;
-    request.prompt = "the quick brown fox";
-    request.chat = false;
-    request.maxNewTokens = tokens;
-    request.sampling.greedy = true;
-    request.stopAtStopTokens = false;
-    request.recordResidualStream = false;
+    auto request = tests::greedyRequest(tokens);
+    request.collectActivations = true;
     return request;
 }
 

@@ -4,28 +4,17 @@
 // repeated run, and the switch time; asserts that the runs make the same greedy tokens.
 #include "compute/session/LabSession.hpp"
 #include "tests/DefaultModel.hpp"
+#include "tests/compute/SessionRequests.hpp"
 
 #include <QtTest>
 
 using namespace inferscope;
 
 namespace {
-compute::GenerationRequest request() {
-    compute::GenerationRequest r;
-    r.prompt = "The capital of France is";
-    r.chat = false;
-    r.maxNewTokens = 8;
-    r.sampling.greedy = true;
-    r.stopAtStopTokens = false;
-    r.collectActivations = false;
-    r.recordResidualStream = false;
-    return r;
-}
+using tests::vulkanAvailable;
 
-bool vulkanAvailable() {
-    for (const auto& option : compute::availableBackends())
-        if (option.choice.kind == compute::BackendChoice::Kind::Vulkan) return true;
-    return false;
+compute::GenerationRequest request() {
+    return tests::greedyRequest(8, "The capital of France is");
 }
 } // namespace
 
