@@ -255,9 +255,17 @@ LoadFootprint cpuReferenceLoadFootprint(const models::ModelConfig& c,
     LoadFootprint footprint;
     footprint.model = c.name;
     footprint.backend = "cpu";
-    footprint.weightFormat = "fp32";
+    footprint.weightFormat = "as-stored";
     const std::uint64_t f32 = sizeof(float);
-    const std::uint64_t weights = store.totalElements() * f32;
+    // The reference reads matrices from the mapped file as stored and keeps 1-D tensors
+    // (norms, biases, rope_freqs) as f32 copies.
+    std::uint64_t matrices = 0, vectors = 0;
+    for (const auto& [name, tensor] : store.tensors()) {
+        if (tensor.shape.size() == 1)
+            vectors += tensor.elements() * f32;
+        else
+            matrices += tensor.data.size();
+    }
     const std::uint64_t context = c.contextLength ? c.contextLength : sizing.kvCapacityTokens;
     const std::uint64_t positions = std::min<std::uint64_t>(context, sizing.kvCapacityTokens);
     const std::uint64_t kvDim = std::uint64_t(c.kvHeads) * c.headDim;
@@ -267,7 +275,8 @@ LoadFootprint cpuReferenceLoadFootprint(const models::ModelConfig& c,
     const std::uint64_t perToken = 3ull * c.hiddenSize + 2 * qDim + 2 * kvDim + 2ull * c.ffnSize;
     const std::uint64_t activations =
         (tokens * perToken + positions + c.hiddenSize + c.vocabSize) * f32;
-    footprint.parts.push_back({"weights (fp32 copy of every tensor)", 0, weights});
+    footprint.parts.push_back({"weights (as stored, mapped from the file)", 0, matrices});
+    footprint.parts.push_back({"norms, biases, rope_freqs (fp32)", 0, vectors});
     footprint.parts.push_back(
         {"KV cache (" + withThousands(positions) + " positions, fp32)", 0, kv});
     footprint.parts.push_back(

@@ -12,6 +12,7 @@
 #include <mutex>
 #include <numbers>
 #include <optional>
+#include <set>
 #include <thread>
 
 namespace inferscope::models {
@@ -169,6 +170,8 @@ public:
     std::size_t rows() const { return rows_; }
     std::size_t cols() const { return cols_; }
     bool needsScratch() const { return values_ == nullptr; }
+    // The stored tensor this views (empty on the fp32 path).
+    std::span<const std::uint8_t> stored() const { return stored_; }
     // Row r as f32: a pointer into the copy, or `scratch` (cols floats) filled from the file.
     const float* row(std::size_t r, float* scratch) const {
         if (values_) return values_ + r * cols_;
@@ -375,13 +378,34 @@ void resolveWeights(const ModelConfig& c, VectorOf vector, MatrixOf matrix, Matr
 
 } // namespace
 
-ReferenceTransformer::ReferenceTransformer(ModelConfig config, ReferenceWeights weights,
-                                           unsigned threads)
+ReferenceTransformer::ReferenceTransformer(ModelConfig config, unsigned threads,
+                                           const WeightsBuilder& build)
     : config_(std::move(config)),
       threads_(threads ? threads : std::max(1u, std::thread::hardware_concurrency())) {
-    const ModelConfig& c = config_;
-    const std::string source = "reference transformer (" + c.name + ")";
-    checkShape(c, source);
+    const std::string source = "reference transformer (" + config_.name + ")";
+    checkShape(config_, source);
+    weights_ = build(config_, source);
+    ropeInvFreq_ = models::ropeInverseFrequencies(config_, weights_->ropeFreqs);
+    pool_ = std::make_shared<ReferenceThreadPool>(threads_);
+}
+
+ReferenceTransformer::ReferenceTransformer(ModelConfig config, ReferenceWeights weights,
+                                           unsigned threads)
+    : ReferenceTransformer(std::move(config), threads,
+                           [&](const ModelConfig& c, const std::string& source) {
+                               return fromFloatWeights(c, source, std::move(weights));
+                           }) {}
+
+ReferenceTransformer::ReferenceTransformer(ModelConfig config, const WeightStore& store,
+                                           unsigned threads)
+    : ReferenceTransformer(std::move(config), threads,
+                           [&](const ModelConfig& c, const std::string& source) {
+                               return fromStoredWeights(c, source, store);
+                           }) {}
+
+std::shared_ptr<const ReferenceTransformer::Weights>
+ReferenceTransformer::fromFloatWeights(const ModelConfig& c, const std::string& source,
+                                       ReferenceWeights weights) {
     auto w = std::make_shared<Weights>();
     w->values = std::move(weights);
     const ReferenceWeights& values = w->values;
@@ -405,18 +429,12 @@ ReferenceTransformer::ReferenceTransformer(ModelConfig config, ReferenceWeights 
     };
     resolveWeights(c, vector, matrix, w->embedding, w->outputHead, w->outputNorm, w->ropeFreqs,
                    w->layers);
-    weights_ = std::move(w);
-    ropeInvFreq_ = models::ropeInverseFrequencies(c, weights_->ropeFreqs);
-    pool_ = std::make_shared<ReferenceThreadPool>(threads_);
+    return w;
 }
 
-ReferenceTransformer::ReferenceTransformer(ModelConfig config, const WeightStore& store,
-                                           unsigned threads)
-    : config_(std::move(config)),
-      threads_(threads ? threads : std::max(1u, std::thread::hardware_concurrency())) {
-    const ModelConfig& c = config_;
-    const std::string source = "reference transformer (" + c.name + ")";
-    checkShape(c, source);
+std::shared_ptr<const ReferenceTransformer::Weights>
+ReferenceTransformer::fromStoredWeights(const ModelConfig& c, const std::string& source,
+                                        const WeightStore& store) {
     auto w = std::make_shared<Weights>();
     // A copy of the store is its map of views plus the shared owners of the mappings.
     w->store.emplace(store);
@@ -457,9 +475,27 @@ ReferenceTransformer::ReferenceTransformer(ModelConfig config, const WeightStore
     };
     resolveWeights(c, vector, matrix, w->embedding, w->outputHead, w->outputNorm, w->ropeFreqs,
                    w->layers);
-    weights_ = std::move(w);
-    ropeInvFreq_ = models::ropeInverseFrequencies(c, weights_->ropeFreqs);
-    pool_ = std::make_shared<ReferenceThreadPool>(threads_);
+    return w;
+}
+
+std::uint64_t ReferenceTransformer::weightBytes() const {
+    const Weights& w = *weights_;
+    std::uint64_t bytes = 0;
+    for (const auto* copies : {&w.values, &w.storedVectors})
+        for (const auto& [name, values] : *copies) bytes += values.size() * sizeof(float);
+    // Stored matrices by the bytes they view; a tied output head views the embedding again.
+    std::set<const std::uint8_t*> counted;
+    auto view = [&](const MatrixRows& m) {
+        if (!m.stored().empty() && counted.insert(m.stored().data()).second)
+            bytes += m.stored().size();
+    };
+    view(w.embedding);
+    view(w.outputHead);
+    for (const auto& layer : w.layers)
+        for (const auto* m :
+             {&layer.q, &layer.k, &layer.v, &layer.output, &layer.gate, &layer.up, &layer.down})
+            view(*m);
+    return bytes;
 }
 
 ReferenceTransformer::KvCache ReferenceTransformer::newCache() const {

@@ -58,6 +58,9 @@ public:
     ReferenceTransformer(ModelConfig config, const WeightStore& store, unsigned threads = 0);
 
     const ModelConfig& config() const { return config_; }
+    // Host bytes of the weights it reads: the f32 values it owns plus the stored (mapped)
+    // matrices it views, each counted once.
+    std::uint64_t weightBytes() const;
     // Per-pair RoPE frequencies (radians per position) after scaling and rope_freqs.
     const std::vector<float>& ropeInverseFrequencies() const { return ropeInvFreq_; }
     KvCache newCache() const;
@@ -75,6 +78,16 @@ public:
 
 private:
     struct Weights; // the matrices and vectors the loops read (ReferenceTransformer.cpp)
+    using WeightsBuilder =
+        std::function<std::shared_ptr<const Weights>(const ModelConfig&, const std::string&)>;
+
+    // Both public constructors: check the shape, build the weights, then the RoPE table and
+    // the thread pool. `build` gets the config and the name errors are reported under.
+    ReferenceTransformer(ModelConfig config, unsigned threads, const WeightsBuilder& build);
+    static std::shared_ptr<const Weights>
+    fromFloatWeights(const ModelConfig& c, const std::string& source, ReferenceWeights weights);
+    static std::shared_ptr<const Weights>
+    fromStoredWeights(const ModelConfig& c, const std::string& source, const WeightStore& store);
 
     ModelConfig config_;
     // Immutable once built; shared by copies.

@@ -8,7 +8,9 @@
 #include "compute/session/LabSession.hpp"
 #include "compute/session/LoadFootprint.hpp"
 #include "models/ModelError.hpp"
+#include "models/reference/ReferenceTransformer.hpp"
 #include "models/synthetic/SyntheticModel.hpp"
+#include "tests/compute/SessionRequests.hpp"
 
 #include <QTemporaryDir>
 #include <QtTest>
@@ -20,34 +22,12 @@ using namespace inferscope;
 
 namespace {
 
+using tests::vulkanAvailable;
+using tests::vulkanChoice;
+
 // Buffers are allocated in the device's alignment (requirements.size), which the estimate
 // cannot know; that rounding is far below this on the test model.
 constexpr double kTolerance = 0.01;
-
-bool vulkanAvailable() {
-    for (const auto& option : compute::availableBackends())
-        if (option.choice.kind == compute::BackendChoice::Kind::Vulkan) return true;
-    return false;
-}
-
-compute::BackendChoice vulkanChoice(const std::string& format) {
-    compute::BackendChoice choice;
-    choice.kind = compute::BackendChoice::Kind::Vulkan;
-    choice.weightFormat = format;
-    return choice;
-}
-
-compute::GenerationRequest greedy(std::int32_t tokens) {
-    compute::GenerationRequest request;
-    request.prompt = "the quick brown fox";
-    request.chat = false;
-    request.maxNewTokens = tokens;
-    request.sampling.greedy = true;
-    request.stopAtStopTokens = false;
-    request.collectActivations = false;
-    request.recordResidualStream = false;
-    return request;
-}
 
 std::uint64_t partBytes(const compute::LoadFootprint& footprint, const std::string& prefix,
                         bool device) {
@@ -172,15 +152,33 @@ private slots:
         compareWithEngine(format.toStdString(), maxChunkBytes);
     }
 
-    void cpuEstimateCountsTheF32Copy() {
+    void cpuEstimateCountsWhatTheReferenceReads() {
+        // The reference reads the stored matrices in place and keeps f32 norms and biases:
+        // the estimate equals what a reference built from the store says it holds. As Q8_0
+        // (about 1.06 bytes a weight) that is far below an f32 copy of every tensor.
+        auto spec = models::SyntheticModelSpec{};
+        spec.layers = 2;
+        spec.hiddenSize = 256;
+        spec.ffnSize = 512;
+        spec.weightType = models::TensorType::Q8_0;
+        const auto q8Path = dir_.filePath("synthetic-q8_0.gguf").toStdString();
+        models::writeSyntheticGguf(spec, q8Path);
+        for (const auto& path : {model_, q8Path}) {
+            const auto stored = models::loadModel(path);
+            const auto estimate = compute::cpuReferenceLoadFootprint(stored.config, stored.weights);
+            QCOMPARE(estimate.deviceBytes(), std::uint64_t(0));
+            const models::ReferenceTransformer reference(stored.config, stored.weights, 1);
+            QCOMPARE(partBytes(estimate, "weights", false) +
+                         partBytes(estimate, "norms, biases", false),
+                     reference.weightBytes());
+        }
+        const auto q8 = models::loadModel(q8Path);
+        const auto q8Estimate = compute::cpuReferenceLoadFootprint(q8.config, q8.weights);
+        QVERIFY(partBytes(q8Estimate, "weights", false) <
+                q8.weights.totalElements() * sizeof(float) / 3);
+
         const auto model = models::loadModel(model_);
         const auto footprint = compute::cpuReferenceLoadFootprint(model.config, model.weights);
-        QCOMPARE(footprint.deviceBytes(), std::uint64_t(0));
-        // The reference keeps an f32 copy of every tensor it dequantized.
-        const auto weights = models::dequantizeAll(model.weights);
-        std::uint64_t f32 = 0;
-        for (const auto& [name, values] : weights) f32 += values.size() * sizeof(float);
-        QCOMPARE(partBytes(footprint, "weights", false), f32);
         // Its KV cache: fp32 K and V per layer, for the positions the engine reserves (the
         // model's context of 512 is the smaller here).
         const auto& c = model.config;
@@ -195,7 +193,7 @@ private slots:
         compute::LoadOptions options;
         options.choice = vulkanChoice("int8-row");
         QVERIFY(session.load(model_, options).has_value());
-        const auto before = session.generate(greedy(4));
+        const auto before = session.generate(tests::greedyRequest(4));
 
         options.choice = vulkanChoice("fp16");
         const auto footprint = compute::estimateLoadFootprint(models::loadModel(model_),
@@ -216,7 +214,7 @@ private slots:
         }
         // The previous model (int8-row) still runs, and generates what it did.
         QCOMPARE(session.generationFormat(), std::string("int8-row"));
-        const auto after = session.generate(greedy(4));
+        const auto after = session.generate(tests::greedyRequest(4));
         QCOMPARE(after->generatedIds, before->generatedIds);
 
         // Exactly enough fits.
@@ -234,7 +232,7 @@ private slots:
         compute::LoadOptions options;
         options.choice = vulkanChoice("fp16");
         QVERIFY(session.load(model_, options).has_value());
-        const auto before = session.generate(greedy(4));
+        const auto before = session.generate(tests::greedyRequest(4));
 
         options.choice = vulkanChoice("int4-g128");
         const auto footprint = compute::estimateLoadFootprint(models::loadModel(model_),
@@ -252,14 +250,14 @@ private slots:
                      e.what());
         }
         QCOMPARE(session.generationFormat(), std::string("fp16"));
-        QCOMPARE(session.generate(greedy(4))->generatedIds, before->generatedIds);
+        QCOMPARE(session.generate(tests::greedyRequest(4))->generatedIds, before->generatedIds);
     }
 
     void refusesWhatTheCpuReferenceCannotHold() {
         compute::LabSession session;
         compute::LoadOptions options; // the CPU reference
         QVERIFY(session.load(model_, options).has_value());
-        const auto before = session.generate(greedy(4));
+        const auto before = session.generate(tests::greedyRequest(4));
 
         const auto footprint = compute::estimateLoadFootprint(models::loadModel(model_),
                                                               options.choice, options.available);
@@ -275,7 +273,7 @@ private slots:
                 e.what());
         }
         QCOMPARE(session.backendName(), std::string("cpu"));
-        QCOMPARE(session.generate(greedy(4))->generatedIds, before->generatedIds);
+        QCOMPARE(session.generate(tests::greedyRequest(4))->generatedIds, before->generatedIds);
         // A model loaded without a backend is not checked: nothing is built.
         compute::LoadOptions modelOnly = options;
         modelOnly.buildBackend = false;
