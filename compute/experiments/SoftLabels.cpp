@@ -114,7 +114,12 @@ Table softLabelTable(const NextTokenDistribution& d, const std::vector<double>& 
     }
     const std::size_t rows = std::min(topK, d.topIds.size());
     for (std::size_t r = 0; r < rows; ++r) {
-        std::vector<Cell> row{std::int64_t(r + 1), std::int64_t(d.topIds[r]), d.topPieces[r]};
+        // Built cell by cell: GCC 12 warns (falsely) on an initializer list of string cells.
+        std::vector<Cell> row;
+        row.reserve(3 + p.size());
+        row.emplace_back(std::int64_t(r + 1));
+        row.emplace_back(std::int64_t(d.topIds[r]));
+        row.emplace_back(std::in_place_type<std::string>, d.topPieces[r]);
         for (const auto& probabilities : p) row.push_back(probabilities[std::size_t(d.topIds[r])]);
         t.addRow(std::move(row));
     }
