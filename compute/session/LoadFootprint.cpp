@@ -340,7 +340,7 @@ Table loadFootprintTable(const LoadFootprint& footprint) {
     Table table;
     table.id = "load-footprint";
     const bool cpu = footprint.backend == "cpu";
-    table.title = cpu ? "Load footprint: CPU reference (fp32)"
+    table.title = cpu ? "Load footprint: CPU reference (weights as stored, fp32 arithmetic)"
                       : "Load footprint: " + footprint.weightFormat + " on " + footprint.device;
     table.addColumn("part").addColumn("device", "bytes").addColumn("host", "bytes");
     auto bytes = [](std::uint64_t value) { return Cell{std::int64_t(value)}; };

@@ -76,7 +76,8 @@ private slots:
 
         const auto text = runCli({"info", model_, "--backend", "cpu"});
         QCOMPARE(text.status, 0);
-        QVERIFY(contains(text.out, "Load footprint: CPU reference (fp32)"));
+        QVERIFY(contains(text.out,
+                         "Load footprint: CPU reference (weights as stored, fp32 arithmetic)"));
     }
 
     void infoCarriesTheVulkanFootprint() {
