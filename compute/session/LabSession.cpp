@@ -27,8 +27,9 @@ namespace {
 using Clock = std::chrono::steady_clock;
 // Streaming copies of the run record go out at most this often; the text goes every token.
 constexpr auto kProgressInterval = std::chrono::milliseconds(40);
-// The warm-up prompt: long enough for the matrix-matrix (prefill) kernels, then two decode steps.
-constexpr std::uint32_t kWarmupPromptTokens = 16;
+// The warm-up appends one chunk per matrix-kernel tile (Kernels::shapeFor: 16 or more, 8, 4
+// and 2 tokens), then two decode steps, so no prompt length builds a pipeline inside a run.
+constexpr std::uint32_t kWarmupChunkTokens[] = {16, 8, 4, 2};
 constexpr std::uint32_t kWarmupDecodeSteps = 2;
 
 double secondsSince(Clock::time_point start) {
@@ -256,11 +257,13 @@ double LabSession::warmUp() {
     engine.setProbes(warmProbes);
     try {
         const auto vocab = std::max<std::uint32_t>(1, s.model->config.vocabSize);
-        std::vector<std::int32_t> prompt(kWarmupPromptTokens);
-        for (std::uint32_t i = 0; i < kWarmupPromptTokens; ++i)
-            prompt[i] = std::int32_t((i * 7 + 1) % vocab);
         vulkan->reset();
-        vulkan->append(prompt);
+        for (const std::uint32_t tokens : kWarmupChunkTokens) {
+            std::vector<std::int32_t> chunk(tokens);
+            for (std::uint32_t i = 0; i < tokens; ++i)
+                chunk[i] = std::int32_t((i * 7 + tokens) % vocab);
+            vulkan->append(chunk);
+        }
         engine.setProbes({});
         for (std::uint32_t i = 0; i < kWarmupDecodeSteps; ++i) {
             const std::int32_t token = std::int32_t((i + 3) % vocab);

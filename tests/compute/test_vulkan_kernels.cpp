@@ -221,7 +221,7 @@ private slots:
         for (auto format : {WeightFormat::F32, WeightFormat::F16, WeightFormat::Q8_0}) {
             for (std::uint32_t cols : columnSizes()) {
                 for (std::uint32_t rows : {1u, 33u, 130u}) {
-                    for (std::uint32_t tokens : {1u, 3u, 21u}) {
+                    for (std::uint32_t tokens : {1u, 3u, 6u, 21u}) {
                         runMatvec({rows, cols, tokens, format, false, false, false, false, false},
                                   seed++);
                     }
@@ -392,7 +392,7 @@ private slots:
         for (auto format : {WeightFormat::F32, WeightFormat::F16, WeightFormat::Q8_0}) {
             for (std::uint32_t cols : columnSizes()) {
                 for (std::uint32_t ffn : {1u, 33u}) {
-                    for (std::uint32_t n : {1u, 3u, 21u}) {
+                    for (std::uint32_t n : {1u, 6u, 21u}) {
                         const std::uint32_t stride = paddedColumns(cols);
                         auto weights = randomValues(std::size_t(2 * ffn) * cols, seed++);
                         weights = roundTripWeights(weights, cols, format);
