@@ -6,7 +6,7 @@
 #include "compute/experiments/MemoryBudget.hpp"
 #include "compute/session/LabSession.hpp"
 #include "models/reference/OperationCounts.hpp"
-#include "models/synthetic/SyntheticModel.hpp"
+#include "tests/SyntheticModels.hpp"
 
 #include <QTemporaryDir>
 #include <QtTest>
@@ -20,12 +20,8 @@ class TestCacheSavings : public QObject {
     std::string model_;
 
     static models::SyntheticModelSpec spec() {
-        models::SyntheticModelSpec s;
-        s.layers = 2;
+        auto s = tests::twoLayerGqaSpec();
         s.hiddenSize = 64;
-        s.heads = 4;
-        s.kvHeads = 2;
-        s.headDim = 16;
         s.ffnSize = 96;
         s.vocabSize = 300;
         s.seed = 5;
