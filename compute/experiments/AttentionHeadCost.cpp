@@ -9,6 +9,7 @@
 #include <limits>
 #include <random>
 #include <stdexcept>
+#include <string>
 
 namespace inferscope::compute::experiments {
 
@@ -34,10 +35,18 @@ std::vector<float> attentionHeadRowReference(const std::vector<float>& q,
                                              const std::vector<float>& k,
                                              const std::vector<float>& v, std::uint32_t n,
                                              std::uint32_t headDim, std::uint32_t row) {
+    // Query row `row` attends to keys 0..row: q needs row + 1 rows, k and v n rows.
+    const std::size_t d = headDim;
+    if (headDim == 0 || row >= n || q.size() < (std::size_t(row) + 1) * d ||
+        k.size() < std::size_t(n) * d || v.size() < std::size_t(n) * d)
+        throw std::invalid_argument("attention row reference: row " + std::to_string(row) + " of " +
+                                    std::to_string(n) + " needs " + std::to_string(row + 1) +
+                                    " query rows and " + std::to_string(n) +
+                                    " key and value rows of " + std::to_string(headDim));
     const double scale = 1.0 / std::sqrt(double(headDim));
     std::vector<double> scores(row + 1);
     double maxScore = -std::numeric_limits<double>::infinity();
-    for (std::uint32_t j = 0; j <= row && j < n; ++j) {
+    for (std::uint32_t j = 0; j <= row; ++j) {
         double dot = 0;
         for (std::uint32_t d = 0; d < headDim; ++d)
             dot += double(q[std::size_t(row) * headDim + d]) * k[std::size_t(j) * headDim + d];

@@ -40,11 +40,20 @@ private slots:
     }
 
     void theCpuLoopIsASoftmaxAverage() {
-        // Two keys with equal scores: the output is the mean of their values.
-        const std::vector<float> q = {0, 0}, k = {1, 0, 0, 1}, v = {2, 4, 6, 8};
+        // Two keys with equal scores for query row 1: the output is the mean of their values.
+        const std::vector<float> q = {5, 5, 0, 0}, k = {1, 0, 0, 1}, v = {2, 4, 6, 8};
         const auto out = ex::attentionHeadRowReference(q, k, v, 2, 2, 1);
         QCOMPARE(out[0], 4.0f);
         QCOMPARE(out[1], 6.0f);
+        // Row 0 sees only the first key.
+        const auto first = ex::attentionHeadRowReference(q, k, v, 2, 2, 0);
+        QCOMPARE(first[0], 2.0f);
+        QCOMPARE(first[1], 4.0f);
+        // Too few query rows for the row asked (the sanitizer build once caught this read).
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument,
+                                 ex::attentionHeadRowReference({0, 0}, k, v, 2, 2, 1));
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument,
+                                 ex::attentionHeadRowReference(q, k, v, 2, 2, 2));
     }
 
     void badRequestsAreRefused() {
