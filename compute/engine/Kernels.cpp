@@ -133,7 +133,7 @@ Kernels::MatvecShape Kernels::shapeFor(std::uint32_t tokens, bool pairs) const {
     MatvecShape shape{};
     // A workgroup computes all of its TOKENS columns whether or not the batch fills them,
     // so small batches get a tile that fits them: 1, 2, 4 or 8 tokens with the decode row
-    // count (8 tokens x 8 rows holds as many sums as the prefill tile's 16 x 4).
+    // count (8 tokens x 8 rows: half the sums of the lavapipe prefill tile, 16 x 8).
     if (tokens <= 8) {
         shape.rowSlots = tuning_.decodeSlots;
         shape.tokensPerGroup = tokens <= 1 ? 1 : (tokens <= 2 ? 2 : (tokens <= 4 ? 4 : 8));
