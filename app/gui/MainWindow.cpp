@@ -136,17 +136,10 @@ void MainWindow::onModelLoaded(const widgets::LoadedModelPtr& model) {
     modelHasChat_ = model->chatTemplate;
     backendName_ = QString::fromStdString(model->backend);
     lastRun_.reset();
-    if (backendChoice_.kind == BackendChoice::Kind::Vulkan) {
-        // The device the lab runs on is one more size in the memory budget.
-        for (const auto& device : compute::listDevices()) {
-            if (device.index != backendChoice_.deviceIndex) continue;
-            std::uint64_t bytes = 0;
-            for (const auto& heap : device.heaps)
-                if (heap.deviceLocal) bytes = std::max(bytes, heap.bytes);
-            if (bytes)
-                deck_->budget()->setDetectedDevice(QString::fromStdString(device.name), bytes);
-        }
-    }
+    // The device the lab runs on is one more size in the memory budget.
+    if (model->deviceBytes)
+        deck_->budget()->setDetectedDevice(QString::fromStdString(model->deviceName),
+                                           model->deviceBytes);
     modelLabel_->setText(tr("<b>%1</b><br>%2 · backend: %3")
                              .arg(displayName.toHtmlEscaped(),
                                   QFileInfo(path).fileName().toHtmlEscaped(), backendName_));

@@ -231,6 +231,10 @@ std::optional<LoadedModelSummary> LabSession::load(const std::filesystem::path& 
     summary.backend = next->backend ? next->backend->name() : std::string();
     summary.chatTemplate = next->chatFormat.has_value();
     summary.contextLength = model->config.contextLength;
+    if (footprint && footprint->backend == "vulkan") {
+        summary.deviceName = footprint->device;
+        summary.deviceBytes = footprint->deviceAvailableBytes.value_or(0);
+    }
     next->model = std::move(model);
     if (commit && !commit()) return std::nullopt;
     state_ = std::move(next); // only now does the previous model go

@@ -148,6 +148,11 @@ struct LoadedModelSummary {
     bool chatTemplate = false; // a known chat format was recognised
     std::uint32_t contextLength = 0;
     double warmupSeconds = 0; // the untimed warm-up run (0: none)
+    // The Vulkan device the load was sized for and what it has (its largest device-local heap,
+    // or what LoadOptions::available said); empty and 0 for the CPU reference. Found on the
+    // lab's thread, so the window never enumerates devices on its own.
+    std::string deviceName;
+    std::uint64_t deviceBytes = 0;
 };
 
 // A generation format switched in place (Engine::setWeightFormat: no file read, same context).
