@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <exception>
+#include <mutex>
 
 namespace inferscope::widgets {
 
@@ -155,9 +156,25 @@ quint64 LabJobs::generate(const compute::GenerationRequest& request) {
         events.started = [&job](std::int64_t promptTokens) {
             job.post([promptTokens](LabJobs& jobs) { emit jobs.generationStarted(promptTokens); });
         };
-        events.text = [&job](const std::string& text) {
-            job.post([text = QString::fromStdString(text)](LabJobs& jobs) {
-                emit jobs.textGenerated(text);
+        // Text waits in one buffer until the GUI thread takes it: however fast tokens come, a
+        // busy GUI thread finds one insertion queued, not one per token.
+        struct PendingText {
+            std::mutex mutex;
+            QString text;
+        };
+        auto pending = std::make_shared<PendingText>();
+        events.text = [&job, pending](const std::string& text) {
+            std::lock_guard lock(pending->mutex);
+            const bool queued = !pending->text.isEmpty();
+            pending->text += QString::fromStdString(text);
+            if (queued) return;
+            job.post([pending](LabJobs& jobs) {
+                QString taken;
+                {
+                    std::lock_guard lock(pending->mutex);
+                    taken.swap(pending->text);
+                }
+                if (!taken.isEmpty()) emit jobs.textGenerated(taken);
             });
         };
         events.run = [&job](compute::RunRecordPtr run) {
