@@ -34,6 +34,8 @@ struct LabJobs::Entry {
 LabJobs::LabJobs(compute::BackendFactory factory, QObject* parent)
     : QObject(parent), session_(std::make_unique<compute::LabSession>(std::move(factory))) {
     registerMetaTypes();
+    handOn_.setInterval(0);
+    connect(&handOn_, &QTimer::timeout, this, &LabJobs::handOnOne);
     worker_ = new QObject; // no parent: it moves to the worker thread, deleted after it ends
     worker_->moveToThread(&thread_);
     thread_.setObjectName("inferscope-lab");
@@ -60,7 +62,10 @@ quint64 LabJobs::start(JobKind kind, Body body) {
             if (entry->dropped()) return;
             auto post = [this, entry](const std::function<void(LabJobs&)>& emitter) {
                 QMetaObject::invokeMethod(
-                    this, [this, entry, emitter] { deliver(entry, emitter); },
+                    this,
+                    [this, entry, emitter] {
+                        receive([this, entry, emitter] { deliver(entry, emitter); });
+                    },
                     Qt::QueuedConnection);
             };
             compute::JobControl control;
@@ -88,11 +93,30 @@ quint64 LabJobs::start(JobKind kind, Body body) {
                 error = QString::fromUtf8(e.what());
             }
             QMetaObject::invokeMethod(
-                this, [this, entry, error, failed] { ended(entry, error, failed); },
+                this,
+                [this, entry, error, failed] {
+                    receive([this, entry, error, failed] { ended(entry, error, failed); });
+                },
                 Qt::QueuedConnection);
         },
         Qt::QueuedConnection);
     return entry->id;
+}
+
+void LabJobs::receive(std::function<void()> answer) {
+    inbox_.push_back(std::move(answer));
+    if (!handOn_.isActive()) handOn_.start();
+}
+
+void LabJobs::handOnOne() {
+    if (inbox_.empty()) {
+        handOn_.stop();
+        return;
+    }
+    auto answer = std::move(inbox_.front());
+    inbox_.pop_front();
+    if (inbox_.empty()) handOn_.stop();
+    answer(); // may start jobs, drop them, or spin an event loop: the inbox is consistent
 }
 
 void LabJobs::deliver(const std::shared_ptr<Entry>& entry,

@@ -10,6 +10,10 @@
 // emitted (a load past its commit point can no longer be dropped: the session already holds
 // its model). Jobs run one after another in the order they were started, so a result never
 // depends on how fast another job ran.
+//
+// What the worker sends waits in an inbox on the GUI thread and is handed on one item per
+// turn of the event loop: a burst (the activations, a run update and the text after a prefill)
+// never runs as one long stretch, so input, layout and painting get their turn between panels.
 #include "compute/session/LabSession.hpp"
 #include "compute/session/RunRecords.hpp"
 
@@ -17,6 +21,8 @@
 #include <QObject>
 #include <QString>
 #include <QThread>
+#include <QTimer>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -112,12 +118,17 @@ private:
     struct Entry;
     void deliver(const std::shared_ptr<Entry>& entry, const std::function<void(LabJobs&)>& emitter);
     void ended(const std::shared_ptr<Entry>& entry, const QString& error, bool failed);
+    // GUI thread: queue one answer from the worker; handOnOne runs the oldest.
+    void receive(std::function<void()> answer);
+    void handOnOne();
 
     QThread thread_;
     QObject* worker_ = nullptr;                      // lives on thread_
     std::unique_ptr<compute::LabSession> session_;   // touched on thread_ only
     std::map<quint64, std::shared_ptr<Entry>> live_; // GUI thread only
     quint64 nextJob_ = 1;
+    std::deque<std::function<void()>> inbox_; // GUI thread only, oldest first
+    QTimer handOn_;                           // a zero timer: one inbox item per turn
 };
 
 } // namespace inferscope::widgets
