@@ -202,6 +202,7 @@ void ChartPanel::setSeriesPoints(int series, const QList<QPointF>& points) {
 void ChartPanel::setSeriesPoints(const std::vector<std::pair<int, QList<QPointF>>>& updates) {
     for (const auto& [series, points] : updates)
         chart_->series.at(static_cast<std::size_t>(series)).points = points;
+    if (deferDrawing()) return;
     if (updateAxisRanges()) { // the log axes' lower ends moved: so do the clamped points
         for (std::size_t i = 0; i < chart_->series.size(); ++i) drawSeries(i);
     } else {
@@ -233,15 +234,45 @@ void ChartPanel::setBarValues(int series, const QStringList& categories,
     for (qsizetype i = 0; i < values.size(); ++i)
         entry.points.append(QPointF(double(i), values[i]));
     chart_->categories = categories;
-    if (auto* axis = qobject_cast<QBarCategoryAxis*>(chart_->x.axis)) {
-        axis->clear();
-        axis->append(categories);
-        // Many names side by side get cut to "int4..."; slanted, each has room to be read.
-        axis->setLabelsAngle(categories.size() > 5 ? -45 : 0);
-    }
+    if (deferDrawing()) return;
+    drawCategories();
     updateAxisRanges();
     for (std::size_t i = 0; i < chart_->series.size(); ++i) drawBars(i);
     updateHint();
+}
+
+void ChartPanel::drawCategories() {
+    auto* axis = qobject_cast<QBarCategoryAxis*>(chart_->x.axis);
+    if (!axis) return;
+    axis->clear();
+    axis->append(chart_->categories);
+    // Many names side by side get cut to "int4..."; slanted, each has room to be read.
+    axis->setLabelsAngle(chart_->categories.size() > 5 ? -45 : 0);
+}
+
+bool ChartPanel::deferDrawing() {
+    if (isVisible()) return false;
+    drawingPending_ = true;
+    updateHint();
+    return true;
+}
+
+void ChartPanel::drawPending() const {
+    if (!drawingPending_) return;
+    drawingPending_ = false;
+    // Drawing changes the chart, not what the panel shows: a read of it may ask for it.
+    auto& self = const_cast<ChartPanel&>(*this);
+    self.drawCategories();
+    self.updateAxisRanges();
+    for (std::size_t i = 0; i < chart_->series.size(); ++i) {
+        self.drawSeries(i);
+        self.drawBars(i);
+    }
+}
+
+void ChartPanel::showEvent(QShowEvent* event) {
+    drawPending();
+    QWidget::showEvent(event);
 }
 
 void ChartPanel::drawBars(std::size_t index) {
@@ -376,10 +407,12 @@ QString ChartPanel::seriesName(int series) const {
     return chart_->series.at(static_cast<std::size_t>(series)).name;
 }
 QPair<double, double> ChartPanel::axisRange(Qt::Orientation orientation) const {
+    drawPending();
     const auto& axis = chart_->axis(orientation);
     return {axis.min, axis.max};
 }
 QList<QPointF> ChartPanel::seriesPoints(int series) const {
+    drawPending();
     const auto& entry = chart_->series.at(static_cast<std::size_t>(series));
     if (entry.xy) return entry.xy->points(); // what the chart holds, not our copy
     return entry.points;
@@ -397,6 +430,7 @@ QString ChartPanel::summaryText() const {
     return summary_->text();
 }
 QWidget* ChartPanel::chartWidget() const {
+    drawPending(); // an export draws what it grabs
     return chart_->view;
 }
 QWidget* ChartPanel::summaryWidget() const {

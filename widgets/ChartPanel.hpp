@@ -38,7 +38,8 @@ public:
     // What the panel currently shows, as tables (CSV/JSON export, tests).
     virtual std::vector<compute::Table> dataTables() const = 0;
 
-    // The chart as drawn: series names and their points after log clamping (for tests).
+    // The chart as drawn: series names and their points after log clamping (for tests). A
+    // hidden panel draws what it was given when it is shown or read (drawPending).
     int seriesCount() const;
     QString seriesName(int series) const;
     QList<QPointF> seriesPoints(int series) const; // bars: (index, value)
@@ -86,6 +87,7 @@ protected:
     QVBoxLayout* extrasLayout() const { return extras_; }
 
     void changeEvent(QEvent* event) override;
+    void showEvent(QShowEvent* event) override;
 
 private:
     struct Chart; // the Qt Charts side
@@ -94,7 +96,12 @@ private:
     bool updateAxisRanges(); // true when a range changed
     void drawSeries(std::size_t index);
     void drawBars(std::size_t index);
+    void drawCategories();
     void updateHint();
+    // A hidden panel keeps new points and draws them into the chart once it is shown or read:
+    // during a run the panels out of sight cost nothing on the GUI thread.
+    bool deferDrawing();
+    void drawPending() const;
     bool eventFilter(QObject* watched, QEvent* event) override;
 
     QString id_, title_, explanation_;
@@ -107,6 +114,7 @@ private:
     double scale_ = 1.0;
     bool dark_ = false;
     bool themeFollowsPalette_ = true;
+    mutable bool drawingPending_ = false;
 };
 
 // Whether a palette is a dark one (window darker than its text).
