@@ -2,6 +2,7 @@
 
 #include "widgets/ChartPanel.hpp"
 
+#include <QCoreApplication>
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
@@ -36,6 +37,13 @@ void prepareForDrawing(ChartPanel& panel) {
     }
     if (chart->width() < wanted.width() || chart->height() < wanted.height())
         chart->resize(chart->size().expandedTo(wanted));
+    // A hidden widget gets its resize events only when it is shown or rendered, and the chart
+    // lays itself out on a posted request: without both, the scene kept its earlier layout and
+    // the axis, the legend and half the title fell off the saved figure's edges. One render
+    // into a scratch pixmap delivers the resizes; the posted layout requests are sent now.
+    QPixmap scratch(1, 1);
+    chart->render(&scratch);
+    QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);
 }
 
 QString writeBytes(const QString& path, const QByteArray& bytes) {
