@@ -188,9 +188,10 @@ quint64 LabJobs::generate(const compute::GenerationRequest& request) {
         };
         auto pending = std::make_shared<PendingText>();
         events.text = [&job, pending](const std::string& text) {
+            const QString piece = QString::fromStdString(text); // outside the lock
             std::lock_guard lock(pending->mutex);
             const bool queued = !pending->text.isEmpty();
-            pending->text += QString::fromStdString(text);
+            pending->text += piece;
             if (queued) return;
             job.post([pending](LabJobs& jobs) {
                 QString taken;

@@ -35,6 +35,7 @@ namespace inferscope::gui {
 MainWindow::MainWindow(BackendFactory factory, QWidget* parent)
     : QMainWindow(parent), factoryInjected_(static_cast<bool>(factory)) {
     jobs_ = std::make_unique<widgets::LabJobs>(std::move(factory));
+    settingsWriter_.setMaxThreadCount(1); // one thread: the last write wins
     setWindowTitle(tr("InferScope"));
     setObjectName("InferScopeMainWindow");
     setAcceptDrops(true);

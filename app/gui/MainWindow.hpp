@@ -11,6 +11,7 @@
 
 #include <QMainWindow>
 #include <QThread>
+#include <QThreadPool>
 #include <functional>
 #include <memory>
 
@@ -182,6 +183,9 @@ private:
                       bool failed);
 
     GuiSettings settings_;
+    // Writes the settings file off the GUI thread, one write at a time and in order; its
+    // destructor waits for the last one.
+    QThreadPool settingsWriter_;
     std::unique_ptr<widgets::LabJobs> jobs_;
     bool factoryInjected_ = false;
     BackendChoice backendChoice_;

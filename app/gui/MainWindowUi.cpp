@@ -370,8 +370,12 @@ void MainWindow::saveSettings() {
     readSettingsFromUi();
     settings_.geometry = saveGeometry();
     settings_.windowState = saveState();
-    QSettings store;
-    settings_.save(store);
+    // QSettings syncs the file to disk (fdatasync): on a busy disk that took 0.1-0.3 s, long
+    // enough to freeze the window while a model loads. A copy is written on another thread.
+    settingsWriter_.start([settings = settings_] {
+        QSettings store;
+        settings.save(store);
+    });
 }
 
 void MainWindow::updateRecentMenu() {
