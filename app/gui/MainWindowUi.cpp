@@ -370,12 +370,7 @@ void MainWindow::saveSettings() {
     readSettingsFromUi();
     settings_.geometry = saveGeometry();
     settings_.windowState = saveState();
-    // QSettings syncs the file to disk (fdatasync): on a busy disk that took 0.1-0.3 s, long
-    // enough to freeze the window while a model loads. A copy is written on another thread.
-    settingsWriter_.start([settings = settings_] {
-        QSettings store;
-        settings.save(store);
-    });
+    settings_.saveInBackground(settingsWriter_);
 }
 
 void MainWindow::updateRecentMenu() {

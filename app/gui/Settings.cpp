@@ -55,4 +55,11 @@ void GuiSettings::addRecentModel(const QString& path) {
     while (recentModels.size() > kMaxRecentModels) recentModels.removeLast();
 }
 
+void GuiSettings::saveInBackground(QThreadPool& writer) const {
+    writer.start([copy = *this] {
+        QSettings store;
+        copy.save(store);
+    });
+}
+
 } // namespace inferscope::gui

@@ -3,6 +3,7 @@
 #include <QSettings>
 #include <QString>
 #include <QStringList>
+#include <QThreadPool>
 
 namespace inferscope::gui {
 
@@ -30,6 +31,10 @@ struct GuiSettings {
 
     static GuiSettings load(const QSettings& settings);
     void save(QSettings& settings) const;
+    // Saves a copy to the application's QSettings on one of writer's threads. QSettings syncs
+    // the file to disk, 0.1-0.3 s on a busy disk: too long for the GUI thread. A writer with
+    // one thread keeps the writes in order.
+    void saveInBackground(QThreadPool& writer) const;
     // Moves path to the front of recentModels, dropping duplicates and the oldest.
     void addRecentModel(const QString& path);
 };
