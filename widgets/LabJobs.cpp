@@ -61,12 +61,7 @@ quint64 LabJobs::start(JobKind kind, Body body) {
             // On the worker thread. A job dropped before it began does nothing at all.
             if (entry->dropped()) return;
             auto post = [this, entry](const std::function<void(LabJobs&)>& emitter) {
-                QMetaObject::invokeMethod(
-                    this,
-                    [this, entry, emitter] {
-                        receive([this, entry, emitter] { deliver(entry, emitter); });
-                    },
-                    Qt::QueuedConnection);
+                sendToInbox([this, entry, emitter] { deliver(entry, emitter); });
             };
             compute::JobControl control;
             control.cancel = &entry->cancel;
@@ -92,15 +87,16 @@ quint64 LabJobs::start(JobKind kind, Body body) {
                 failed = true;
                 error = QString::fromUtf8(e.what());
             }
-            QMetaObject::invokeMethod(
-                this,
-                [this, entry, error, failed] {
-                    receive([this, entry, error, failed] { ended(entry, error, failed); });
-                },
-                Qt::QueuedConnection);
+            sendToInbox([this, entry, error, failed] { ended(entry, error, failed); });
         },
         Qt::QueuedConnection);
     return entry->id;
+}
+
+void LabJobs::sendToInbox(std::function<void()> answer) {
+    QMetaObject::invokeMethod(
+        this, [this, answer = std::move(answer)]() mutable { receive(std::move(answer)); },
+        Qt::QueuedConnection);
 }
 
 void LabJobs::receive(std::function<void()> answer) {

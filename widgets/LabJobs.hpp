@@ -118,7 +118,9 @@ private:
     struct Entry;
     void deliver(const std::shared_ptr<Entry>& entry, const std::function<void(LabJobs&)>& emitter);
     void ended(const std::shared_ptr<Entry>& entry, const QString& error, bool failed);
-    // GUI thread: queue one answer from the worker; handOnOne runs the oldest.
+    // Worker thread: an answer for the GUI thread's inbox. GUI thread: receive queues it,
+    // handOnOne runs the oldest.
+    void sendToInbox(std::function<void()> answer);
     void receive(std::function<void()> answer);
     void handOnOne();
 
