@@ -33,9 +33,9 @@ function(inferscope_add_test name source)
   if(NOT T_TIMEOUT)
     set(T_TIMEOUT 120)
   endif()
+  math(EXPR T_TIMEOUT "${T_TIMEOUT} * ${INFERSCOPE_TEST_TIME_SCALE}")
   # QtTest's own watchdog (5 minutes a function unless told) gets the same limit as CTest,
   # so a slow real-model check on busy cores is stopped by one limit, the one stated here.
-  math(EXPR T_TIMEOUT "${T_TIMEOUT} * ${INFERSCOPE_TEST_TIME_SCALE}")
   math(EXPR watchdog_ms "${T_TIMEOUT} * 1000")
   set_tests_properties(${name} PROPERTIES TIMEOUT ${T_TIMEOUT} LABELS "${T_LABELS}"
     ENVIRONMENT "QT_QPA_PLATFORM=offscreen;INFERSCOPE_VALIDATION=1;QTEST_FUNCTION_TIMEOUT=${watchdog_ms};INFERSCOPE_TEST_TIME_SCALE=${INFERSCOPE_TEST_TIME_SCALE};LSAN_OPTIONS=suppressions=${PROJECT_SOURCE_DIR}/tests/lsan.supp:print_suppressions=0${INFERSCOPE_TEST_PRELOAD}")

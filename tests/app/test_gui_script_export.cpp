@@ -5,6 +5,7 @@
 #include "app/gui/CommandLine.hpp"
 #include "app/gui/MainWindow.hpp"
 #include "models/synthetic/SyntheticModel.hpp"
+#include "tests/TestTime.hpp"
 #include "widgets/AttentionCostPanel.hpp"
 #include "widgets/BatchingPanel.hpp"
 #include "widgets/CachingPanel.hpp"
@@ -80,7 +81,7 @@ private slots:
         ScriptRunner script(window, options);
         QSignalSpy finished(&script, &ScriptRunner::finished);
         script.start();
-        QVERIFY(finished.wait(240000));
+        QVERIFY(finished.wait(inferscope::tests::scaledMs(240000)));
         QCOMPARE(finished.at(0).at(0).toInt(), 0);
         QVERIFY(QDir(options.exportFolder).exists());
 
@@ -154,7 +155,7 @@ private slots:
         ScriptRunner script(window, options);
         QSignalSpy finished(&script, &ScriptRunner::finished);
         script.start();
-        QVERIFY(finished.wait(20000));
+        QVERIFY(finished.wait(inferscope::tests::scaledMs(20000)));
         QCOMPARE(finished.at(0).at(0).toInt(), 0);
         QCOMPARE(script.leftOut().size(), window.panels().size() - 1);
         QVERIFY(!script.leftOut().contains("memory-budget"));

@@ -593,7 +593,7 @@ void WindowTest::stopEndsTheRunAndStaleAnswersAreDropped() {
     QTRY_VERIFY_WITH_TIMEOUT(
         !window.outputView()->toPlainText().isEmpty() ||
             (window.timingsPanel()->run() && window.timingsPanel()->run()->generatedTokens > 2),
-        10000);
+        scaledMs(10000));
     window.stop();
     QVERIFY(finished.wait(scaledMs(10000)));
     auto run = window.timingsPanel()->run();
