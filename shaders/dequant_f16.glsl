@@ -1,8 +1,9 @@
 // Weight format F16: IEEE half floats, read as 32-bit words (two halves each: on lavapipe a
 // per-lane load is a gather, and 32-bit gathers move twice what 16-bit ones do).
-layout(std430, binding = 0) readonly buffer Weights { uvec2 weightWords[]; };
+// Texels of two words (four halves); see quant_codes.glsl for why a texel buffer.
+layout(binding = 0) uniform usamplerBuffer weightTexels;
 
 vec4 dequantize4(uint e) {
-    const uvec2 words = weightWords[e >> 2];
+    const uvec2 words = texelFetch(weightTexels, int(e >> 2)).xy;
     return vec4(unpackHalf2x16(words.x), unpackHalf2x16(words.y));
 }

@@ -5,7 +5,7 @@
 #define WEIGHT_NIBBLES
 #include "quant_codes.glsl"
 
-vec2 weightScaleMin(uint e) { return unpackHalf2x16(weightWords[p.formatWords + (e >> 5)]); }
+vec2 weightScaleMin(uint e) { return unpackHalf2x16(weightWord(p.formatWords + (e >> 5))); }
 vec4 dequantize4(uint e) {
     const vec2 scaleMin = weightScaleMin(e);
     return vec4(nibbleCodes(e)) * scaleMin.x + scaleMin.y;

@@ -21,8 +21,11 @@ layout(constant_id = 5) const bool SPLIT_COLUMNS = false;
 // Needs rows padded to a multiple of 4 * WG columns.
 layout(constant_id = 12) const bool BROADCAST_X = false;
 
-layout(std430, binding = 1) readonly buffer Input { vec4 x4[]; };
-layout(std430, binding = 3) readonly buffer NormWeight { vec4 normWeight4[]; };
+// The input rows and the norm weight are texel buffers of vec4 (see quant_codes.glsl).
+layout(binding = 1) uniform samplerBuffer inputTexels;
+layout(binding = 3) uniform samplerBuffer normTexels;
+vec4 x4(uint i) { return texelFetch(inputTexels, int(i)); }
+vec4 normWeight4(uint i) { return texelFetch(normTexels, int(i)); }
 
 const uint ROWS_PER_WG = SPLIT_COLUMNS ? SLOTS : SLOTS * WG;
 
@@ -55,9 +58,9 @@ void matvecCore() {
         const uint lane = gl_LocalInvocationID.x;
         for (uint i0 = 0; i0 < vecs; i0 += WG) {
             vec4 xs[TOKENS];
-            const vec4 nw = NORM ? normWeight4[i0 + lane] : vec4(1.0);
+            const vec4 nw = NORM ? normWeight4(i0 + lane) : vec4(1.0);
             for (uint c = 0; c < TOKENS; ++c) {
-                xs[c] = x4[xBase[c] + i0 + lane];
+                xs[c] = x4(xBase[c] + i0 + lane);
                 if (NORM) {
                     sumSquares[c] += dot(xs[c], xs[c]);
                     xs[c] *= nw;
@@ -127,9 +130,9 @@ void matvecCore() {
     for (uint i = start; i < vecs; i += step) {
         vec4 w[SLOTS];
         for (uint s = 0; s < SLOTS; ++s) w[s] = dequantize4(wBase[s] + i * 4);
-        vec4 nw = NORM ? normWeight4[i] : vec4(1.0);
+        vec4 nw = NORM ? normWeight4(i) : vec4(1.0);
         for (uint c = 0; c < TOKENS; ++c) {
-            vec4 x = x4[xBase[c] + i];
+            vec4 x = x4(xBase[c] + i);
             if (NORM) {
                 sumSquares[c] += dot(x, x);
                 x *= nw;

@@ -59,6 +59,30 @@ std::uint32_t divideUp(std::uint32_t a, std::uint32_t b) {
     return (a + b - 1) / b;
 }
 
+// The texel format the weight includes read binding 0 as (shaders/dequant_*.glsl).
+vk::Format weightTexelFormat(WeightFormat format) {
+    switch (format) {
+    case WeightFormat::F32:
+        return vk::Format::eR32G32B32A32Sfloat;
+    case WeightFormat::F16:
+        return vk::Format::eR32G32Uint;
+    default:
+        return vk::Format::eR32Uint;
+    }
+}
+
+// Binding 0 (the weights) as a texel buffer, the others storage buffers.
+std::vector<vk::Format> weightTexelBindings(WeightFormat format) {
+    return {weightTexelFormat(format)};
+}
+
+// The matrix kernels (shaders/matvec_core.glsl): weights, input rows (1) and norm weight (3)
+// as texel buffers.
+std::vector<vk::Format> matrixTexelBindings(WeightFormat format) {
+    return {weightTexelFormat(format), vk::Format::eR32G32B32A32Sfloat, vk::Format::eUndefined,
+            vk::Format::eR32G32B32A32Sfloat};
+}
+
 void requireMultipleOf4(std::uint32_t stride, const char* what) {
     if (stride % 4 != 0) {
         throw ComputeError(std::string(what) + " stride " + std::to_string(stride) +
@@ -116,14 +140,16 @@ Kernels::Kernels(const VulkanContext& context, const KernelTuning& tuning)
 }
 
 Pipeline& Kernels::pipeline(const std::string& shader, std::uint32_t bindings,
-                            std::uint32_t pushBytes, std::vector<std::uint32_t> specialization) {
+                            std::uint32_t pushBytes, std::vector<std::uint32_t> specialization,
+                            std::vector<vk::Format> texelFormats) {
     std::string key = shader;
     for (auto value : specialization) key += ':' + std::to_string(value);
     auto found = pipelines_.find(key);
     if (found == pipelines_.end()) {
         found = pipelines_
                     .emplace(key, std::make_unique<Pipeline>(context_, shader, bindings, pushBytes,
-                                                             std::move(specialization)))
+                                                             std::move(specialization),
+                                                             std::move(texelFormats)))
                     .first;
     }
     return *found->second;
@@ -172,7 +198,8 @@ void Kernels::matvec(CommandRecorder& recorder, const MatvecArgs& a, const std::
     spec.push_back(a.gather ? 1 : 0);
     spec.push_back(a.probe && a.residual ? 1 : 0);
     finishSpecialization(spec);
-    auto& pipe = pipeline("matvec_" + matrixShaderSuffix(*a.weights), 7, sizeof(MatvecPush), spec);
+    auto& pipe = pipeline("matvec_" + matrixShaderSuffix(*a.weights), 7, sizeof(MatvecPush), spec,
+                          matrixTexelBindings(a.weights->format));
     MatvecPush push;
     push.rows = a.weights->rows;
     push.cols = a.weights->cols;
@@ -209,8 +236,8 @@ void Kernels::qkvRope(CommandRecorder& recorder, const QkvRopeArgs& a, const std
     spec.push_back(a.splitHalf ? 1 : 0);
     spec.push_back(a.bias ? 1 : 0);
     finishSpecialization(spec);
-    auto& pipe =
-        pipeline("qkv_rope_" + matrixShaderSuffix(*a.weights), 9, sizeof(MatvecPush), spec);
+    auto& pipe = pipeline("qkv_rope_" + matrixShaderSuffix(*a.weights), 9, sizeof(MatvecPush), spec,
+                          matrixTexelBindings(a.weights->format));
     MatvecPush push;
     push.rows = a.weights->rows;
     push.cols = a.weights->cols;
@@ -247,8 +274,8 @@ void Kernels::ffnGateUp(CommandRecorder& recorder, const GateUpArgs& a, const st
     const auto shape = shapeFor(a.tokens, true);
     auto spec = coreSpecialization(shape, a.normWeight != nullptr);
     finishSpecialization(spec);
-    auto& pipe =
-        pipeline("ffn_gateup_" + matrixShaderSuffix(*a.weights), 4, sizeof(MatvecPush), spec);
+    auto& pipe = pipeline("ffn_gateup_" + matrixShaderSuffix(*a.weights), 4, sizeof(MatvecPush),
+                          spec, matrixTexelBindings(a.weights->format));
     MatvecPush push;
     push.rows = a.weights->rows;
     push.cols = a.weights->cols;
@@ -295,7 +322,8 @@ void Kernels::embed(CommandRecorder& recorder, const DeviceMatrix& table, const 
     requireMultipleOf4(outputStride, "embedding output");
     if (tokens == 0) return;
     auto& pipe = pipeline("embed_" + std::string(weightFormatShaderSuffix(table.format)), 3,
-                          sizeof(EmbedPush), {tuning_.workgroup, tuning_.subgroupReduce ? 1u : 0u});
+                          sizeof(EmbedPush), {tuning_.workgroup, tuning_.subgroupReduce ? 1u : 0u},
+                          weightTexelBindings(table.format));
     const EmbedPush push{table.cols, table.stride, outputStride, tokens, vocab ? vocab : table.rows,
                          firstRow,   table.rows};
     recorder.dispatch(pipe, {{&table.buffer}, {&tokenIds}, {&output}}, push, tokens, 1, 1, label);

@@ -127,8 +127,11 @@ public:
                 const std::string& label = "argmax");
 
 private:
+    // texelFormats: per binding, which are texel buffers (see Pipeline); the shader name
+    // (its weight format) determines them, so they are not part of the cache key.
     Pipeline& pipeline(const std::string& shader, std::uint32_t bindings, std::uint32_t pushBytes,
-                       std::vector<std::uint32_t> specialization);
+                       std::vector<std::uint32_t> specialization,
+                       std::vector<vk::Format> texelFormats = {});
     struct MatvecShape {
         std::uint32_t rowSlots;
         std::uint32_t tokensPerGroup;

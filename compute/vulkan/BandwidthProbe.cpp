@@ -13,7 +13,8 @@ namespace inferscope::compute {
 BandwidthMeasurement measureReadBandwidth(const VulkanContext& context, std::uint64_t bytes,
                                           int repeats) {
     const DeviceInfo& info = context.info();
-    bytes = std::min<std::uint64_t>({bytes, info.maxBindingBytes(), 0xFFFFFFFFull * 16});
+    bytes = std::min<std::uint64_t>(
+        {bytes, info.maxBindingBytes(), 0xFFFFFFFFull * 16, info.maxTexelBufferElements * 16});
     bytes = bytes / 16 * 16;
     const bool cpuDevice = info.type == "cpu";
     // A CPU device runs a few lanes per core; a GPU needs many thousands in flight.
@@ -23,7 +24,8 @@ BandwidthMeasurement measureReadBandwidth(const VulkanContext& context, std::uin
     Buffer source(context, bytes, BufferKind::DeviceLocal, "bandwidth source");
     Buffer sums(context, std::uint64_t(lanes) * sizeof(float), BufferKind::DeviceLocal,
                 "bandwidth sums");
-    Pipeline pipeline(context, "stream_read", 2, 8, {workgroup, cpuDevice ? 1u : 0u});
+    Pipeline pipeline(context, "stream_read", 2, 8, {workgroup, cpuDevice ? 1u : 0u},
+                      {vk::Format::eR32G32B32A32Sfloat});
     CommandRecorder recorder(context, 8);
     struct Push {
         std::uint32_t vec4Count;

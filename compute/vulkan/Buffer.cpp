@@ -26,9 +26,9 @@ Buffer::Buffer(const VulkanContext& context, std::uint64_t bytes, BufferKind kin
                            megabytes(info.maxStorageBufferRange) + ")");
     }
     try {
-        const vk::BufferUsageFlags usage = vk::BufferUsageFlagBits::eStorageBuffer |
-                                           vk::BufferUsageFlagBits::eTransferSrc |
-                                           vk::BufferUsageFlagBits::eTransferDst;
+        const vk::BufferUsageFlags usage =
+            vk::BufferUsageFlagBits::eStorageBuffer | vk::BufferUsageFlagBits::eUniformTexelBuffer |
+            vk::BufferUsageFlagBits::eTransferSrc | vk::BufferUsageFlagBits::eTransferDst;
         buffer_ = context.device().createBuffer(
             {.size = bytes, .usage = usage, .sharingMode = vk::SharingMode::eExclusive});
         const auto requirements = buffer_.getMemoryRequirements();
@@ -98,6 +98,8 @@ Buffer& Buffer::operator=(Buffer&& other) noexcept {
         kind_ = other.kind_;
         label_ = std::move(other.label_);
         mapped_ = std::exchange(other.mapped_, nullptr);
+        views_ = std::move(other.views_);
+        other.views_.clear();
     }
     return *this;
 }
@@ -110,6 +112,7 @@ void Buffer::release() {
     if (context_ && allocated_) context_->noteAllocation(-static_cast<std::int64_t>(allocated_));
     allocated_ = 0;
     mapped_ = nullptr; // unmapped when the memory is freed
+    views_.clear();    // before the buffer they view
     buffer_ = nullptr;
     memory_ = nullptr;
     size_ = 0;
@@ -154,6 +157,26 @@ void Buffer::download(void* target, std::uint64_t bytes, std::uint64_t offset) c
                             vk::BufferCopy{.srcOffset = offset, .dstOffset = 0, .size = bytes});
     });
     std::memcpy(target, staging.data(), bytes);
+}
+
+vk::BufferView Buffer::texelView(vk::Format format, std::uint64_t offset,
+                                 std::uint64_t range) const {
+    if (!context_) throw ComputeError("texel view of an empty buffer");
+    const ViewKey key{format, offset, range == VK_WHOLE_SIZE ? size_ - offset : range};
+    auto found = views_.find(key);
+    if (found == views_.end()) {
+        try {
+            found = views_
+                        .emplace(key, context_->device().createBufferView({.buffer = *buffer_,
+                                                                           .format = format,
+                                                                           .offset = key.offset,
+                                                                           .range = key.range}))
+                        .first;
+        } catch (...) {
+            rethrowVulkanError("a texel view of buffer '" + label_ + "'");
+        }
+    }
+    return *found->second;
 }
 
 void Buffer::fillZero() {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <map>
 #include <span>
 #include <string>
 
@@ -42,6 +43,9 @@ public:
     void upload(const void* source, std::uint64_t bytes, std::uint64_t offset = 0);
     void download(void* target, std::uint64_t bytes, std::uint64_t offset = 0) const;
     void fillZero();
+    // A view of [offset, offset + range) as texels of `format`, for the kernels that read
+    // this buffer as a uniform texel buffer (created on first use, owned by the buffer).
+    vk::BufferView texelView(vk::Format format, std::uint64_t offset, std::uint64_t range) const;
 
     template <typename T> void upload(std::span<const T> values, std::uint64_t offset = 0) {
         upload(values.data(), values.size_bytes(), offset);
@@ -63,6 +67,13 @@ private:
     BufferKind kind_ = BufferKind::DeviceLocal;
     std::string label_;
     void* mapped_ = nullptr;
+    struct ViewKey {
+        vk::Format format;
+        std::uint64_t offset;
+        std::uint64_t range;
+        auto operator<=>(const ViewKey&) const = default;
+    };
+    mutable std::map<ViewKey, vk::raii::BufferView> views_;
 };
 
 // Records commands into a fresh command buffer, submits, and waits (bounded) for them:

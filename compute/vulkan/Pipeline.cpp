@@ -2,10 +2,17 @@
 
 #include "shaders/EmbeddedShaders.hpp"
 
+#include <array>
+
 namespace inferscope::compute {
 
 namespace {
 constexpr std::uint32_t kSetsPerPool = 64;
+}
+
+vk::DescriptorType Pipeline::descriptorType(std::uint32_t binding) const {
+    return isTexelBinding(binding) ? vk::DescriptorType::eUniformTexelBuffer
+                                   : vk::DescriptorType::eStorageBuffer;
 }
 
 std::span<const std::uint32_t> embeddedShader(const std::string& name) {
@@ -18,15 +25,15 @@ std::span<const std::uint32_t> embeddedShader(const std::string& name) {
 
 Pipeline::Pipeline(const VulkanContext& context, const std::string& shaderName,
                    std::uint32_t bindingCount, std::uint32_t pushConstantBytes,
-                   std::vector<std::uint32_t> specialization)
+                   std::vector<std::uint32_t> specialization, std::vector<vk::Format> texelFormats)
     : context_(context), name_(shaderName), bindingCount_(bindingCount),
-      pushConstantBytes_(pushConstantBytes) {
+      pushConstantBytes_(pushConstantBytes), texelFormats_(std::move(texelFormats)) {
     const auto spirv = embeddedShader(shaderName);
     try {
         std::vector<vk::DescriptorSetLayoutBinding> bindings;
         for (std::uint32_t i = 0; i < bindingCount; ++i) {
             bindings.push_back({.binding = i,
-                                .descriptorType = vk::DescriptorType::eStorageBuffer,
+                                .descriptorType = descriptorType(i),
                                 .descriptorCount = 1,
                                 .stageFlags = vk::ShaderStageFlagBits::eCompute});
         }
@@ -67,6 +74,30 @@ Pipeline::Pipeline(const VulkanContext& context, const std::string& shaderName,
     }
 }
 
+std::uint64_t Pipeline::texelRange(std::uint32_t binding, const BufferBinding& b) const {
+    std::uint64_t texelBytes = 4;
+    switch (texelFormats_[binding]) {
+    case vk::Format::eR32G32B32A32Sfloat:
+    case vk::Format::eR32G32B32A32Uint:
+        texelBytes = 16;
+        break;
+    case vk::Format::eR32G32Uint:
+    case vk::Format::eR32G32Sfloat:
+        texelBytes = 8;
+        break;
+    default:
+        break;
+    }
+    const std::uint64_t range = b.range == VK_WHOLE_SIZE ? b.buffer->size() - b.offset : b.range;
+    const std::uint64_t texels = range / texelBytes;
+    if (texels > context_.info().maxTexelBufferElements) {
+        throw ComputeError("pipeline '" + name_ + "': buffer '" + b.buffer->label() + "' holds " +
+                           std::to_string(texels) + " texels, more than this device's limit of " +
+                           std::to_string(context_.info().maxTexelBufferElements));
+    }
+    return texels * texelBytes;
+}
+
 vk::DescriptorSet Pipeline::descriptorSet(std::span<const BufferBinding> bindings) {
     if (bindings.size() != bindingCount_) {
         throw ComputeError("pipeline '" + name_ + "' takes " + std::to_string(bindingCount_) +
@@ -74,25 +105,34 @@ vk::DescriptorSet Pipeline::descriptorSet(std::span<const BufferBinding> binding
     }
     Key key;
     key.reserve(bindings.size() * 3);
-    for (const auto& b : bindings) {
+    std::vector<vk::BufferView> views(bindingCount_);
+    for (std::uint32_t i = 0; i < bindingCount_; ++i) {
+        const auto& b = bindings[i];
         if (!b.buffer || !*b.buffer) {
             throw ComputeError("pipeline '" + name_ + "': an empty buffer was bound");
         }
         key.push_back(reinterpret_cast<std::uint64_t>(static_cast<VkBuffer>(b.buffer->handle())));
         key.push_back(b.offset);
         key.push_back(b.range);
+        if (isTexelBinding(i)) {
+            views[i] = b.buffer->texelView(texelFormats_[i], b.offset, texelRange(i, b));
+            key.push_back(reinterpret_cast<std::uint64_t>(static_cast<VkBufferView>(views[i])));
+        }
     }
     if (auto found = sets_.find(key); found != sets_.end()) return found->second;
 
     try {
         if (pools_.empty() || setsInLastPool_ == kSetsPerPool) {
-            const vk::DescriptorPoolSize size{.type = vk::DescriptorType::eStorageBuffer,
-                                              .descriptorCount = kSetsPerPool * bindingCount_};
+            const std::array<vk::DescriptorPoolSize, 2> sizes{
+                vk::DescriptorPoolSize{.type = vk::DescriptorType::eStorageBuffer,
+                                       .descriptorCount = kSetsPerPool * bindingCount_},
+                vk::DescriptorPoolSize{.type = vk::DescriptorType::eUniformTexelBuffer,
+                                       .descriptorCount = kSetsPerPool * bindingCount_}};
             pools_.push_back(context_.device().createDescriptorPool(
                 {.flags = vk::DescriptorPoolCreateFlagBits::eFreeDescriptorSet,
                  .maxSets = kSetsPerPool,
-                 .poolSizeCount = 1,
-                 .pPoolSizes = &size}));
+                 .poolSizeCount = static_cast<std::uint32_t>(sizes.size()),
+                 .pPoolSizes = sizes.data()}));
             setsInLastPool_ = 0;
         }
         const vk::DescriptorSetLayout setLayout = *setLayout_;
@@ -108,11 +148,13 @@ vk::DescriptorSet Pipeline::descriptorSet(std::span<const BufferBinding> binding
         }
         std::vector<vk::WriteDescriptorSet> writes;
         for (std::uint32_t i = 0; i < bindingCount_; ++i) {
+            const bool texel = isTexelBinding(i);
             writes.push_back({.dstSet = set,
                               .dstBinding = i,
                               .descriptorCount = 1,
-                              .descriptorType = vk::DescriptorType::eStorageBuffer,
-                              .pBufferInfo = &infos[i]});
+                              .descriptorType = descriptorType(i),
+                              .pBufferInfo = texel ? nullptr : &infos[i],
+                              .pTexelBufferView = texel ? &views[i] : nullptr});
         }
         context_.device().updateDescriptorSets(writes, {});
         sets_.emplace(std::move(key), set);

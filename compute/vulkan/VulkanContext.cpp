@@ -63,6 +63,7 @@ DeviceInfo describe(const vk::raii::PhysicalDevice& device, std::uint32_t index)
     info.maxSharedMemoryBytes = basic.limits.maxComputeSharedMemorySize;
     info.maxWorkgroupInvocations = basic.limits.maxComputeWorkGroupInvocations;
     info.maxStorageBufferRange = basic.limits.maxStorageBufferRange;
+    info.maxTexelBufferElements = basic.limits.maxTexelBufferElements;
     info.timestampPeriodNs = basic.limits.timestampPeriod;
 
     if (basic.apiVersion >= VK_API_VERSION_1_2) {

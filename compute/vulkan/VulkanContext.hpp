@@ -4,6 +4,7 @@
 // compute queue, and the optional features this device offers (each with a plain fallback).
 #include <vulkan/vulkan_raii.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -45,13 +46,16 @@ struct DeviceInfo {
     std::uint32_t maxSharedMemoryBytes = 0;
     std::uint32_t maxWorkgroupInvocations = 0;
     std::uint64_t maxStorageBufferRange = 0;
+    std::uint64_t maxTexelBufferElements = 0; // texels one uniform texel buffer view may hold
     std::uint64_t maxMemoryAllocationSize = 0;
     // The most bytes one buffer binding may span: maxStorageBufferRange, capped by
-    // maxMemoryAllocationSize where the device reports it (0: not reported).
+    // maxMemoryAllocationSize and by a texel view of 32-bit texels (the matrix kernels read
+    // weights as texel buffers) where the device reports them (0: not reported).
     std::uint64_t maxBindingBytes() const {
-        return maxMemoryAllocationSize && maxMemoryAllocationSize < maxStorageBufferRange
-                   ? maxMemoryAllocationSize
-                   : maxStorageBufferRange;
+        std::uint64_t bytes = maxStorageBufferRange;
+        if (maxMemoryAllocationSize) bytes = std::min(bytes, maxMemoryAllocationSize);
+        if (maxTexelBufferElements) bytes = std::min(bytes, maxTexelBufferElements * 4);
+        return bytes;
     }
     float timestampPeriodNs = 0.0f;
     bool timestamps = false;
