@@ -2,6 +2,8 @@
 
 #include "shaders/EmbeddedShaders.hpp"
 
+#include <vulkan/vulkan_format_traits.hpp>
+
 #include <array>
 
 namespace inferscope::compute {
@@ -75,19 +77,7 @@ Pipeline::Pipeline(const VulkanContext& context, const std::string& shaderName,
 }
 
 std::uint64_t Pipeline::texelRange(std::uint32_t binding, const BufferBinding& b) const {
-    std::uint64_t texelBytes = 4;
-    switch (texelFormats_[binding]) {
-    case vk::Format::eR32G32B32A32Sfloat:
-    case vk::Format::eR32G32B32A32Uint:
-        texelBytes = 16;
-        break;
-    case vk::Format::eR32G32Uint:
-    case vk::Format::eR32G32Sfloat:
-        texelBytes = 8;
-        break;
-    default:
-        break;
-    }
+    const std::uint64_t texelBytes = vk::blockSize(texelFormats_[binding]);
     const std::uint64_t range = b.range == VK_WHOLE_SIZE ? b.buffer->size() - b.offset : b.range;
     const std::uint64_t texels = range / texelBytes;
     if (texels > context_.info().maxTexelBufferElements) {
@@ -105,22 +95,24 @@ vk::DescriptorSet Pipeline::descriptorSet(std::span<const BufferBinding> binding
     }
     Key key;
     key.reserve(bindings.size() * 3);
-    std::vector<vk::BufferView> views(bindingCount_);
-    for (std::uint32_t i = 0; i < bindingCount_; ++i) {
-        const auto& b = bindings[i];
+    for (const auto& b : bindings) {
         if (!b.buffer || !*b.buffer) {
             throw ComputeError("pipeline '" + name_ + "': an empty buffer was bound");
         }
         key.push_back(reinterpret_cast<std::uint64_t>(static_cast<VkBuffer>(b.buffer->handle())));
         key.push_back(b.offset);
         key.push_back(b.range);
-        if (isTexelBinding(i)) {
-            views[i] = b.buffer->texelView(texelFormats_[i], b.offset, texelRange(i, b));
-            key.push_back(reinterpret_cast<std::uint64_t>(static_cast<VkBufferView>(views[i])));
-        }
     }
+    // A binding's texel format is fixed, so the buffers alone name the set (and its views).
     if (auto found = sets_.find(key); found != sets_.end()) return found->second;
 
+    // Views first: a range over the device's texel limit is refused before a set is taken.
+    std::vector<vk::BufferView> views(bindingCount_);
+    for (std::uint32_t i = 0; i < bindingCount_; ++i) {
+        if (!isTexelBinding(i)) continue;
+        views[i] = bindings[i].buffer->texelView(texelFormats_[i], bindings[i].offset,
+                                                 texelRange(i, bindings[i]));
+    }
     try {
         if (pools_.empty() || setsInLastPool_ == kSetsPerPool) {
             const std::array<vk::DescriptorPoolSize, 2> sizes{
