@@ -23,9 +23,11 @@ layout(push_constant) uniform Params {
 } p;
 
 layout(std430, binding = 0) readonly buffer Queries { float queries[]; };
-layout(std430, binding = 1) readonly buffer KvCache { float16_t kvCache[]; };
-// The same cache as 32-bit words: two halves per load (on lavapipe each load is a gather).
-layout(std430, binding = 1) readonly buffer KvCacheWords { uint kvWords[]; };
+// The cache as a uniform texel buffer of 32-bit words, two halves each: lavapipe gathers
+// texels with vector loads but reads a storage buffer lane by lane.
+layout(binding = 1) uniform usamplerBuffer kvTexels;
+uint kvWord(uint i) { return texelFetch(kvTexels, int(i)).x; }
+float kvHalf(uint i) { return unpackHalf2x16(kvWord(i >> 1) >> ((i & 1u) << 4)).x; }
 layout(std430, binding = 2) readonly buffer Tokens { TokenInfo tokenInfo[]; };
 layout(std430, binding = 3) readonly buffer BlockTables { uint blockTables[]; };
 layout(std430, binding = 4) writeonly buffer Output { float outValues[]; };
@@ -62,8 +64,8 @@ void main() {
         if (DIMS_PER_LANE % 2 == 0) {
             // kBase, vBase are even: headDim and the lane offset are.
             for (uint d = 0; d < DIMS_PER_LANE; d += 2) {
-                const vec2 kPair = unpackHalf2x16(kvWords[(kBase + d) >> 1]);
-                const vec2 vPair = unpackHalf2x16(kvWords[(vBase + d) >> 1]);
+                const vec2 kPair = unpackHalf2x16(kvWord((kBase + d) >> 1));
+                const vec2 vPair = unpackHalf2x16(kvWord((vBase + d) >> 1));
                 k[d] = kPair.x;
                 k[d + 1] = kPair.y;
                 v[d] = vPair.x;
@@ -71,8 +73,8 @@ void main() {
             }
         } else {
             for (uint d = 0; d < DIMS_PER_LANE; ++d) {
-                k[d] = float(kvCache[kBase + d]);
-                v[d] = float(kvCache[vBase + d]);
+                k[d] = kvHalf(kBase + d);
+                v[d] = kvHalf(vBase + d);
             }
         }
         for (uint g = 0; g < GROUP; ++g) {

@@ -24,8 +24,11 @@ layout(push_constant) uniform Params {
 } p;
 
 layout(std430, binding = 0) readonly buffer Queries { float queries[]; };
-layout(std430, binding = 1) readonly buffer KvCache { float16_t kvCache[]; };
-layout(std430, binding = 1) readonly buffer KvCacheWords { uint kvWords[]; };
+// The cache as a uniform texel buffer of 32-bit words, two halves each: lavapipe gathers
+// texels with vector loads but reads a storage buffer lane by lane.
+layout(binding = 1) uniform usamplerBuffer kvTexels;
+uint kvWord(uint i) { return texelFetch(kvTexels, int(i)).x; }
+float kvHalf(uint i) { return unpackHalf2x16(kvWord(i >> 1) >> ((i & 1u) << 4)).x; }
 layout(std430, binding = 2) readonly buffer Tokens { TokenInfo tokenInfo[]; };
 layout(std430, binding = 3) readonly buffer BlockTables { uint blockTables[]; };
 layout(std430, binding = 4) writeonly buffer Output { float outValues[]; };
@@ -38,13 +41,19 @@ void main() {
     const TokenInfo info = tokenInfo[token];
     const uint last = info.position;
 
-    uint qBase[GROUP];
+    // Each lane holds its DIMS_PER_LANE dimensions of the queries; the score loop passes
+    // them around with subgroupShuffle (register permutes on lavapipe, where a load at an
+    // index the lanes share is still one load per lane).
+    float q[GROUP][DIMS_PER_LANE];
     float acc[GROUP][DIMS_PER_LANE];
     float runningMax[GROUP];
     float runningSum[GROUP];
     for (uint g = 0; g < GROUP; ++g) {
-        qBase[g] = token * p.qStride + (kvHead * GROUP + g) * p.headDim;
-        for (uint d = 0; d < DIMS_PER_LANE; ++d) acc[g][d] = 0.0;
+        const uint qBase = token * p.qStride + (kvHead * GROUP + g) * p.headDim + dim0;
+        for (uint d = 0; d < DIMS_PER_LANE; ++d) {
+            q[g][d] = queries[qBase + d];
+            acc[g][d] = 0.0;
+        }
         runningMax[g] = -1.0e30;
         runningSum[g] = 0.0;
     }
@@ -57,10 +66,15 @@ void main() {
                                    p.blockSize, p.headDim);
         float score[GROUP];
         for (uint g = 0; g < GROUP; ++g) score[g] = 0.0;
-        for (uint d = 0; d < p.headDim; d += 2) {
-            const vec2 k = unpackHalf2x16(kvWords[(kBase + d) >> 1]);
-            for (uint g = 0; g < GROUP; ++g) {
-                score[g] += queries[qBase[g] + d] * k.x + queries[qBase[g] + d + 1] * k.y;
+        // headDim = WG x DIMS_PER_LANE (even): lane `source` holds dimensions
+        // source * DIMS_PER_LANE ...; both loops have constant bounds and unroll.
+        for (uint source = 0; source < WG; ++source) {
+            for (uint d = 0; d < DIMS_PER_LANE; d += 2) {
+                const vec2 k = unpackHalf2x16(kvWord((kBase + source * DIMS_PER_LANE + d) >> 1));
+                for (uint g = 0; g < GROUP; ++g) {
+                    score[g] += subgroupShuffle(q[g][d], source) * k.x +
+                                subgroupShuffle(q[g][d + 1], source) * k.y;
+                }
             }
         }
         float weight[GROUP];
@@ -82,12 +96,12 @@ void main() {
             float v[DIMS_PER_LANE];
             if (DIMS_PER_LANE % 2 == 0) {
                 for (uint d = 0; d < DIMS_PER_LANE; d += 2) {
-                    const vec2 pair = unpackHalf2x16(kvWords[(vBase + d) >> 1]);
+                    const vec2 pair = unpackHalf2x16(kvWord((vBase + d) >> 1));
                     v[d] = pair.x;
                     v[d + 1] = pair.y;
                 }
             } else {
-                for (uint d = 0; d < DIMS_PER_LANE; ++d) v[d] = float(kvCache[vBase + d]);
+                for (uint d = 0; d < DIMS_PER_LANE; ++d) v[d] = kvHalf(vBase + d);
             }
             for (uint g = 0; g < GROUP; ++g) {
                 const float w = subgroupShuffle(weight[g], j);

@@ -3,6 +3,8 @@
 // cross a row (rows are padded to a multiple of 4 x WG), so one scale load per row and chunk.
 #define WEIGHT_BLOCK 65536
 #include "quant_codes.glsl"
+// matvec_core.glsl: the path that reads four words of codes per fetch.
+#define WEIGHT_BYTES
 
 vec4 weightQuants(uint e) { return int8Codes(e); }
 float weightScale(uint e) { return scaleHalf(e / p.wStride); }

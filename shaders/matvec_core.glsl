@@ -74,16 +74,27 @@ void matvecCore() {
                 float codeDots[SLOTS][TOKENS];
                 for (uint s = 0; s < SLOTS; ++s)
                     for (uint c = 0; c < TOKENS; ++c) codeDots[s][c] = 0.0;
-                for (uint j = 0; j < WG; j += 2) {
-                    vec4 low[SLOTS];
-                    vec4 high[SLOTS];
-                    for (uint s = 0; s < SLOTS; ++s)
-                        nibbleCodes8(wBase[s] + (i0 + j) * 4, low[s], high[s]);
-                    for (uint c = 0; c < TOKENS; ++c) {
-                        const vec4 xLow = subgroupShuffle(xs[c], j);
-                        const vec4 xHigh = subgroupShuffle(xs[c], j + 1);
+                // Four words (32 codes) per fetch where the lanes cover them (WG % 8 == 0):
+                // the words of a row chunk start at a multiple of 4 (rows are padded to 64).
+                const uint wordsPerFetch = WG % 8 == 0 ? 4 : 1;
+                for (uint j = 0; j < WG; j += 2 * wordsPerFetch) {
+                    uvec4 words[SLOTS];
+                    for (uint s = 0; s < SLOTS; ++s) {
+                        const uint word = (wBase[s] + (i0 + j) * 4) >> 3;
+                        words[s] =
+                            wordsPerFetch == 4 ? weightWords4(word) : uvec4(weightWord(word));
+                    }
+                    for (uint k = 0; k < wordsPerFetch; ++k) {
+                        vec4 low[SLOTS];
+                        vec4 high[SLOTS];
                         for (uint s = 0; s < SLOTS; ++s)
-                            codeDots[s][c] += dot(low[s], xLow) + dot(high[s], xHigh);
+                            unpackNibbles(words[s][k], low[s], high[s]);
+                        for (uint c = 0; c < TOKENS; ++c) {
+                            const vec4 xLow = subgroupShuffle(xs[c], j + 2 * k);
+                            const vec4 xHigh = subgroupShuffle(xs[c], j + 2 * k + 1);
+                            for (uint s = 0; s < SLOTS; ++s)
+                                codeDots[s][c] += dot(low[s], xLow) + dot(high[s], xHigh);
+                        }
                     }
                 }
                 float chunkSum[TOKENS];
@@ -102,6 +113,27 @@ void matvecCore() {
             const bool oneBlock = WEIGHT_BLOCK % (WG * 4) == 0;
             float blockScale[SLOTS];
             for (uint s = 0; s < SLOTS; ++s) blockScale[s] = weightScale(wBase[s] + i0 * 4);
+#endif
+#ifdef WEIGHT_BYTES
+            // 8-bit codes inside one block: four words (16 codes) per fetch (see the nibble
+            // path); the words of a row chunk start at a multiple of 4 (rows are padded to 64).
+            if (oneBlock && WG % 4 == 0) {
+                for (uint j = 0; j < WG; j += 4) {
+                    uvec4 words[SLOTS];
+                    for (uint s = 0; s < SLOTS; ++s)
+                        words[s] = weightWords4((wBase[s] + (i0 + j) * 4) >> 2);
+                    for (uint k = 0; k < 4; ++k) {
+                        vec4 w[SLOTS];
+                        for (uint s = 0; s < SLOTS; ++s)
+                            w[s] = unpackBytes(words[s][k]) * blockScale[s];
+                        for (uint c = 0; c < TOKENS; ++c) {
+                            const vec4 x = subgroupShuffle(xs[c], j + k);
+                            for (uint s = 0; s < SLOTS; ++s) dots[s][c] += dot(w[s], x);
+                        }
+                    }
+                }
+                continue;
+            }
 #endif
             for (uint j = 0; j < WG; ++j) {
                 vec4 w[SLOTS];

@@ -325,6 +325,15 @@ std::uint16_t halfAt(const GpuPackedMatrix& matrix, std::uint64_t index) {
 
 } // namespace
 
+namespace {
+// The kernels read packed words four at a time, as 16-byte texels (shaders/quant_codes.glsl),
+// so every layout ends on a whole texel.
+constexpr std::uint64_t kTexelWords = 4;
+std::uint64_t wholeTexelWords(std::uint64_t words) {
+    return (words + kTexelWords - 1) / kTexelWords * kTexelWords;
+}
+} // namespace
+
 PackedMatrixSize packedMatrixSize(WeightFormat format, std::uint32_t rows, std::uint32_t cols) {
     const auto layout = packedLayout(format);
     const std::uint64_t stride = paddedColumns(cols);
@@ -351,7 +360,7 @@ PackedMatrixSize packedMatrixSize(WeightFormat format, std::uint32_t rows, std::
         scaleWords = blocks;
         break;
     }
-    return {codeWords, codeWords + scaleWords};
+    return {codeWords, wholeTexelWords(codeWords + scaleWords)};
 }
 
 std::vector<RowRange> planMatrixChunks(WeightFormat format, std::uint32_t rows, std::uint32_t cols,
@@ -437,6 +446,7 @@ GpuPackedMatrix stackPackedRows(const GpuPackedMatrix& source, std::span<const R
             out.words.insert(out.words.end(), begin,
                              begin + std::ptrdiff_t(range.count * blocksPerRow));
         }
+        out.words.resize(wholeTexelWords(out.words.size()), 0u);
         return out;
     }
     std::vector<std::uint16_t> halves;
@@ -473,7 +483,7 @@ GpuPackedMatrix stackPackedRows(const GpuPackedMatrix& source, std::span<const R
         halves.resize((logical + out.stride) / group + 2, 0);
     }
     const std::size_t scaleWords = (halves.size() + 1) / 2;
-    out.words.resize(out.formatWords + scaleWords, 0u);
+    out.words.resize(wholeTexelWords(out.formatWords + scaleWords), 0u);
     std::memcpy(out.words.data() + out.formatWords, halves.data(), halves.size() * 2);
     return out;
 }
