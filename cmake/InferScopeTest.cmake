@@ -1,5 +1,8 @@
-# inferscope_add_test(NAME source LIBS libs... [LABELS labels...] [TIMEOUT s])
-# A QtTest executable registered with CTest; tests run Vulkan on lavapipe with the
+# inferscope_add_test(NAME source LIBS libs... [LABELS labels...] [TIMEOUT s]
+#                     [PARTS suffix=function,function... ...])
+# A QtTest executable registered with CTest (with PARTS: once per part, NAME_suffix running
+# those test functions, each part with its own limit, plus NAME_parts, which fails when a
+# test function is in no part or in two); tests run Vulkan on lavapipe with the
 # Khronos validation layer and Qt on the offscreen platform (see tests/README.md). In the
 # sanitizer build, LeakSanitizer reads tests/lsan.supp: leaks inside the Vulkan loader and
 # driver are suppressed by name, every other leak fails the test.
@@ -23,13 +26,30 @@ if(INFERSCOPE_SANITIZE)
 endif()
 
 function(inferscope_add_test name source)
-  cmake_parse_arguments(T "" "TIMEOUT" "LIBS;LABELS" ${ARGN})
+  cmake_parse_arguments(T "" "TIMEOUT" "LIBS;LABELS;PARTS" ${ARGN})
   add_executable(${name} ${source})
   target_link_libraries(${name} PRIVATE Qt6::Test ${T_LIBS})
   target_compile_definitions(${name} PRIVATE
     INFERSCOPE_TEST_DATA="${PROJECT_SOURCE_DIR}/tests/data"
     INFERSCOPE_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
-  add_test(NAME ${name} COMMAND ${name})
+  set(ctest_names "")
+  if(T_PARTS)
+    foreach(part ${T_PARTS})
+      string(REPLACE "=" ";" part_fields "${part}")
+      list(GET part_fields 0 suffix)
+      list(GET part_fields 1 functions)
+      string(REPLACE "," ";" functions "${functions}")
+      add_test(NAME ${name}_${suffix} COMMAND ${name} ${functions})
+      list(APPEND ctest_names ${name}_${suffix})
+    endforeach()
+    add_test(NAME ${name}_parts COMMAND ${CMAKE_COMMAND} "-DEXECUTABLE=$<TARGET_FILE:${name}>"
+             "-DPARTS=${T_PARTS}" -P ${PROJECT_SOURCE_DIR}/cmake/CheckTestParts.cmake)
+    set_tests_properties(${name}_parts PROPERTIES LABELS "${T_LABELS}" TIMEOUT 60
+                         ENVIRONMENT "QT_QPA_PLATFORM=offscreen")
+  else()
+    add_test(NAME ${name} COMMAND ${name})
+    set(ctest_names ${name})
+  endif()
   if(NOT T_TIMEOUT)
     set(T_TIMEOUT 120)
   endif()
@@ -37,6 +57,6 @@ function(inferscope_add_test name source)
   # QtTest's own watchdog (5 minutes a function unless told) gets the same limit as CTest,
   # so a slow real-model check on busy cores is stopped by one limit, the one stated here.
   math(EXPR watchdog_ms "${T_TIMEOUT} * 1000")
-  set_tests_properties(${name} PROPERTIES TIMEOUT ${T_TIMEOUT} LABELS "${T_LABELS}"
+  set_tests_properties(${ctest_names} PROPERTIES TIMEOUT ${T_TIMEOUT} LABELS "${T_LABELS}"
     ENVIRONMENT "QT_QPA_PLATFORM=offscreen;INFERSCOPE_VALIDATION=1;QTEST_FUNCTION_TIMEOUT=${watchdog_ms};INFERSCOPE_TEST_TIME_SCALE=${INFERSCOPE_TEST_TIME_SCALE};LSAN_OPTIONS=suppressions=${PROJECT_SOURCE_DIR}/tests/lsan.supp:print_suppressions=0${INFERSCOPE_TEST_PRELOAD}")
 endfunction()

@@ -3,7 +3,8 @@
 // block types Q4_0 / Q4_1 / Q8_0, built from the same quantized codes the host packers
 // produce, so the host dequantizer and the shaders compute with exactly the same values.
 //
-// Every layout is [codes][scales] in 32-bit words. The codes sit at the padded element index
+// Every layout is [codes][scales] in 32-bit words, zero-padded to a whole number of four-word
+// texels (the kernels read four words per fetch). The codes sit at the padded element index
 // e = row * stride + col (stride = paddedColumns(cols)), so the matrix kernels step through
 // whole rows; padding holds the code of 0. The scales start at word formatWords:
 //   int8-tensor, int8-row, int4-tensor, int4-row: one fp16 per row, two per word (per-tensor
