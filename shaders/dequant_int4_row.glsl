@@ -2,9 +2,10 @@
 // one fp16 scale per output row.
 // A row is one block (see dequant_int8_row.glsl).
 #define WEIGHT_BLOCK 65536
+#define CODE_BITS 4
 #include "quant_codes.glsl"
 
-vec4 weightQuants(uint e) { return vec4(nibbleCodes(e)) - 8.0; }
+vec4 weightQuants(uint c) { return vec4(nibbleCodes(c)) - 8.0; }
 float weightScale(uint e) { return scaleHalf(e / p.wStride); }
 // Whole-word path of matvec_core.glsl: w = code * scale + min per block.
 #define WEIGHT_NIBBLES
@@ -12,4 +13,4 @@ vec2 weightScaleMin(uint e) {
     const float scale = weightScale(e);
     return vec2(scale, -8.0 * scale);
 }
-vec4 dequantize4(uint e) { return weightQuants(e) * weightScale(e); }
+vec4 dequantize4(uint e, uint c) { return weightQuants(c) * weightScale(e); }

@@ -2,10 +2,11 @@
 // A row is one block: the broadcast path of matvec_core.glsl steps in chunks that never
 // cross a row (rows are padded to a multiple of 4 x WG), so one scale load per row and chunk.
 #define WEIGHT_BLOCK 65536
+#define CODE_BITS 8
 #include "quant_codes.glsl"
 // matvec_core.glsl: the path that reads four words of codes per fetch.
 #define WEIGHT_BYTES
 
-vec4 weightQuants(uint e) { return int8Codes(e); }
+vec4 weightQuants(uint c) { return int8Codes(c); }
 float weightScale(uint e) { return scaleHalf(e / p.wStride); }
-vec4 dequantize4(uint e) { return weightQuants(e) * weightScale(e); }
+vec4 dequantize4(uint e, uint c) { return weightQuants(c) * weightScale(e); }

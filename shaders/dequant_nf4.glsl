@@ -5,6 +5,7 @@
 // code's four bits. Measured on lavapipe, a dynamically indexed constant array (or shared
 // memory) is a per-lane gather for each weight and made nf4 decode 4x slower than int4; the
 // 15 selects per four weights stay in registers on every device, need no fill and no barrier.
+#define CODE_BITS 4
 #include "quant_codes.glsl"
 
 #define NF4_L0 uintBitsToFloat(0xbf800000u)
@@ -40,9 +41,11 @@ vec4 nf4Levels(uvec4 code) {
 #ifdef ALIGNED_GROUPS
 // Rows of a multiple of 64 weights: one absmax per row and chunk (see int4_group.glsl).
 #define WEIGHT_BLOCK 64
-vec4 weightQuants(uint e) { return nf4Levels(nibbleCodes(e)); }
+vec4 weightQuants(uint c) { return nf4Levels(nibbleCodes(c)); }
 float weightScale(uint e) { return scaleHalf(e >> 6); }
-vec4 dequantize4(uint e) { return weightQuants(e) * weightScale(e); }
+vec4 dequantize4(uint e, uint c) { return weightQuants(c) * weightScale(e); }
 #else
-vec4 dequantize4(uint e) { return nf4Levels(nibbleCodes(e)) * scaleHalf(logicalIndex(e) >> 6); }
+vec4 dequantize4(uint e, uint c) {
+    return nf4Levels(nibbleCodes(c)) * scaleHalf(logicalIndex(e) >> 6);
+}
 #endif

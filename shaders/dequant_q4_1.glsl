@@ -3,10 +3,11 @@
 // WEIGHT_NIBBLES: matvec_core.glsl's whole-word path applies d and m once per block.
 #define WEIGHT_BLOCK 32
 #define WEIGHT_NIBBLES
+#define CODE_BITS 4
 #include "quant_codes.glsl"
 
 vec2 weightScaleMin(uint e) { return unpackHalf2x16(weightWord(p.formatWords + (e >> 5))); }
-vec4 dequantize4(uint e) {
+vec4 dequantize4(uint e, uint c) {
     const vec2 scaleMin = weightScaleMin(e);
-    return vec4(nibbleCodes(e)) * scaleMin.x + scaleMin.y;
+    return vec4(nibbleCodes(c)) * scaleMin.x + scaleMin.y;
 }

@@ -19,7 +19,9 @@ void main() {
     if (id < p.firstRow || id - p.firstRow >= p.chunkRows) return;
     const uint row = id - p.firstRow;
     const uint vecs = p.rowStride >> 2;
+    const uint codes = codeRowBase(row, p.rowStride);
     for (uint i = gl_LocalInvocationID.x; i < vecs; i += WG) {
-        hidden4[token * (p.outStride >> 2) + i] = dequantize4(row * p.rowStride + i * 4);
+        hidden4[token * (p.outStride >> 2) + i] =
+            dequantize4(row * p.rowStride + i * 4, codeElement(codes, i * 4));
     }
 }

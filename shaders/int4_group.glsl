@@ -1,6 +1,7 @@
 // Shared body of the int4 group formats: 4-bit codes c = q + 8, w = (c - 8) * scale, one fp16
 // scale per 2^INT4_GROUP_SHIFT consecutive weights of the unpadded matrix (groups may cross
 // rows, as the host packs them). The includer defines INT4_GROUP_SHIFT.
+#define CODE_BITS 4
 #include "quant_codes.glsl"
 
 #ifdef ALIGNED_GROUPS
@@ -8,7 +9,7 @@
 // alignedGroups): no padding, and a chunk of the broadcast path (4 x WG <= 64 columns, at a
 // multiple of its width) lies inside one group, so the scale loads once per row and chunk.
 #define WEIGHT_BLOCK 64
-vec4 weightQuants(uint e) { return vec4(nibbleCodes(e)) - 8.0; }
+vec4 weightQuants(uint c) { return vec4(nibbleCodes(c)) - 8.0; }
 float weightScale(uint e) { return scaleHalf(e >> INT4_GROUP_SHIFT); }
 // Whole-word path of matvec_core.glsl: w = code * scale + min per block.
 #define WEIGHT_NIBBLES
@@ -16,10 +17,10 @@ vec2 weightScaleMin(uint e) {
     const float scale = weightScale(e);
     return vec2(scale, -8.0 * scale);
 }
-vec4 dequantize4(uint e) { return weightQuants(e) * weightScale(e); }
+vec4 dequantize4(uint e, uint c) { return weightQuants(c) * weightScale(e); }
 #else
 // Any row length: the scale is looked up per four weights (a chunk may straddle two groups).
-vec4 dequantize4(uint e) {
-    return (vec4(nibbleCodes(e)) - 8.0) * scaleHalf(logicalIndex(e) >> INT4_GROUP_SHIFT);
+vec4 dequantize4(uint e, uint c) {
+    return (vec4(nibbleCodes(c)) - 8.0) * scaleHalf(logicalIndex(e) >> INT4_GROUP_SHIFT);
 }
 #endif

@@ -35,17 +35,29 @@ uint inputRow(uint token);
 float dots[SLOTS][TOKENS];
 float normScale[TOKENS];
 
-// Slot index (within the whole dispatch) of this lane's s-th row.
+// Slot index (within the whole dispatch) of this lane's s-th row. Row layout: slots 2k and
+// 2k + 1 of a lane are neighbours (the pair kernels keep a pair in one lane), and for a
+// given s the lanes take neighbouring slots, so that their loads land close together.
 uint slotOf(uint s) {
-    return gl_WorkGroupID.x * ROWS_PER_WG + (SPLIT_COLUMNS ? s : gl_LocalInvocationID.x * SLOTS + s);
+    const uint lane = gl_LocalInvocationID.x;
+    const uint inGroup = SPLIT_COLUMNS ? s
+                         : (SLOTS % 2 == 0 ? (s / 2) * 2 * WG + 2 * lane + (s & 1) : s * WG + lane);
+    return gl_WorkGroupID.x * ROWS_PER_WG + inGroup;
 }
 uint tokenOf(uint c) { return min(gl_WorkGroupID.y * TOKENS + c, p.tokens - 1); }
 // Whether this lane writes the results of its slots (one writer per row).
 bool laneWrites() { return !SPLIT_COLUMNS || gl_LocalInvocationID.x == 0; }
 
 void matvecCore() {
+    // wBase: the row-major element index of each row (scales); cBase: its codes' base in
+    // the device order (code_layout.glsl).
     uint wBase[SLOTS];
-    for (uint s = 0; s < SLOTS; ++s) wBase[s] = weightRow(slotOf(s)) * p.wStride;
+    uint cBase[SLOTS];
+    for (uint s = 0; s < SLOTS; ++s) {
+        const uint row = weightRow(slotOf(s));
+        wBase[s] = row * p.wStride;
+        cBase[s] = codeRowBase(row, p.wStride);
+    }
     uint xBase[TOKENS];
     float sumSquares[TOKENS];
     for (uint c = 0; c < TOKENS; ++c) {
@@ -80,7 +92,7 @@ void matvecCore() {
                 for (uint j = 0; j < WG; j += 2 * wordsPerFetch) {
                     uvec4 words[SLOTS];
                     for (uint s = 0; s < SLOTS; ++s) {
-                        const uint word = (wBase[s] + (i0 + j) * 4) >> 3;
+                        const uint word = codeElement(cBase[s], (i0 + j) * 4) >> 3;
                         words[s] =
                             wordsPerFetch == 4 ? weightWords4(word) : uvec4(weightWord(word));
                     }
@@ -121,7 +133,7 @@ void matvecCore() {
                 for (uint j = 0; j < WG; j += 4) {
                     uvec4 words[SLOTS];
                     for (uint s = 0; s < SLOTS; ++s)
-                        words[s] = weightWords4((wBase[s] + (i0 + j) * 4) >> 2);
+                        words[s] = weightWords4(codeElement(cBase[s], (i0 + j) * 4) >> 2);
                     for (uint k = 0; k < 4; ++k) {
                         vec4 w[SLOTS];
                         for (uint s = 0; s < SLOTS; ++s)
@@ -139,10 +151,11 @@ void matvecCore() {
                 vec4 w[SLOTS];
                 for (uint s = 0; s < SLOTS; ++s) {
 #if defined(WEIGHT_BLOCK) && !defined(WEIGHT_NIBBLES)
-                    const uint e = wBase[s] + (i0 + j) * 4;
-                    w[s] = oneBlock ? weightQuants(e) * blockScale[s] : dequantize4(e);
+                    const uint c = codeElement(cBase[s], (i0 + j) * 4);
+                    w[s] = oneBlock ? weightQuants(c) * blockScale[s]
+                                    : dequantize4(wBase[s] + (i0 + j) * 4, c);
 #else
-                    w[s] = dequantize4(wBase[s] + (i0 + j) * 4);
+                    w[s] = dequantize4(wBase[s] + (i0 + j) * 4, codeElement(cBase[s], (i0 + j) * 4));
 #endif
                 }
                 for (uint c = 0; c < TOKENS; ++c) {
@@ -161,7 +174,7 @@ void matvecCore() {
     const uint step = SPLIT_COLUMNS ? WG : 1;
     for (uint i = start; i < vecs; i += step) {
         vec4 w[SLOTS];
-        for (uint s = 0; s < SLOTS; ++s) w[s] = dequantize4(wBase[s] + i * 4);
+        for (uint s = 0; s < SLOTS; ++s) w[s] = dequantize4(wBase[s] + i * 4, codeElement(cBase[s], i * 4));
         vec4 nw = NORM ? normWeight4(i) : vec4(1.0);
         for (uint c = 0; c < TOKENS; ++c) {
             vec4 x = x4(xBase[c] + i);

@@ -117,7 +117,7 @@ KernelTuning KernelTuning::forDevice(const DeviceInfo& info) {
         // GPUs: a subgroup per row block, coalesced loads across lanes, reduction at the end.
         tuning.workgroup = std::clamp<std::uint32_t>(subgroup, 16, 64);
         tuning.splitColumns = true;
-        tuning.decodeSlots = 4;
+        tuning.decodeSlots = 8;
         tuning.prefillSlots = 4;
         tuning.prefillTokens = 8;
         tuning.attentionWorkgroup = std::clamp<std::uint32_t>(subgroup, 8, 64);
@@ -179,9 +179,11 @@ std::vector<std::uint32_t> Kernels::coreSpecialization(const MatvecShape& shape,
             norm ? 1u : 0u,    tuning_.splitColumns ? 1u : 0u};
 }
 
-void Kernels::finishSpecialization(std::vector<std::uint32_t>& spec) const {
+void Kernels::finishSpecialization(std::vector<std::uint32_t>& spec,
+                                   const DeviceMatrix& weights) const {
     spec.resize(12, 0);
     spec.push_back(tuning_.broadcastInput && !tuning_.splitColumns ? 1 : 0);
+    spec.push_back(weights.rowBlock); // ROW_BLOCK (shaders/code_layout.glsl)
 }
 
 std::uint32_t Kernels::rowGroups(std::uint32_t rows, const MatvecShape& shape) const {
@@ -199,7 +201,7 @@ void Kernels::matvec(CommandRecorder& recorder, const MatvecArgs& a, const std::
     spec.push_back(a.residual ? 1 : 0);
     spec.push_back(a.gather ? 1 : 0);
     spec.push_back(a.probe && a.residual ? 1 : 0);
-    finishSpecialization(spec);
+    finishSpecialization(spec, *a.weights);
     auto& pipe = pipeline("matvec_" + matrixShaderSuffix(*a.weights), 7, sizeof(MatvecPush), spec,
                           matrixTexelBindings(a.weights->format));
     MatvecPush push;
@@ -237,7 +239,7 @@ void Kernels::qkvRope(CommandRecorder& recorder, const QkvRopeArgs& a, const std
     auto spec = coreSpecialization(shape, a.normWeight != nullptr);
     spec.push_back(a.splitHalf ? 1 : 0);
     spec.push_back(a.bias ? 1 : 0);
-    finishSpecialization(spec);
+    finishSpecialization(spec, *a.weights);
     auto& pipe = pipeline("qkv_rope_" + matrixShaderSuffix(*a.weights), 9, sizeof(MatvecPush), spec,
                           matrixTexelBindings(a.weights->format));
     MatvecPush push;
@@ -275,7 +277,7 @@ void Kernels::ffnGateUp(CommandRecorder& recorder, const GateUpArgs& a, const st
     if (a.weights->rows % 2) throw ComputeError("ffn_gateup: odd number of gate+up rows");
     const auto shape = shapeFor(a.tokens, true);
     auto spec = coreSpecialization(shape, a.normWeight != nullptr);
-    finishSpecialization(spec);
+    finishSpecialization(spec, *a.weights);
     auto& pipe = pipeline("ffn_gateup_" + matrixShaderSuffix(*a.weights), 4, sizeof(MatvecPush),
                           spec, matrixTexelBindings(a.weights->format));
     MatvecPush push;
@@ -325,9 +327,11 @@ void Kernels::embed(CommandRecorder& recorder, const DeviceMatrix& table, const 
                     const std::string& label, std::uint32_t firstRow, std::uint32_t vocab) {
     requireMultipleOf4(outputStride, "embedding output");
     if (tokens == 0) return;
+    std::vector<std::uint32_t> spec{tuning_.workgroup, tuning_.subgroupReduce ? 1u : 0u};
+    spec.resize(13, 0);
+    spec.push_back(table.rowBlock); // ROW_BLOCK (shaders/code_layout.glsl)
     auto& pipe = pipeline("embed_" + std::string(weightFormatShaderSuffix(table.format)), 3,
-                          sizeof(EmbedPush), {tuning_.workgroup, tuning_.subgroupReduce ? 1u : 0u},
-                          weightTexelBindings(table.format));
+                          sizeof(EmbedPush), std::move(spec), weightTexelBindings(table.format));
     const EmbedPush push{table.cols, table.stride, outputStride, tokens, vocab ? vocab : table.rows,
                          firstRow,   table.rows};
     recorder.dispatch(pipe, {{&table.buffer}, {&tokenIds}, {&output}}, push, tokens, 1, 1, label);

@@ -138,8 +138,9 @@ private:
     };
     MatvecShape shapeFor(std::uint32_t tokens, bool pairs) const;
     std::vector<std::uint32_t> coreSpecialization(const MatvecShape& shape, bool norm) const;
-    // Appends the specialization constants with ids from 10 on.
-    void finishSpecialization(std::vector<std::uint32_t>& spec) const;
+    // Pads the body's constants to id 11, then appends BROADCAST_X (12) and the matrix's
+    // ROW_BLOCK (13).
+    void finishSpecialization(std::vector<std::uint32_t>& spec, const DeviceMatrix& weights) const;
     std::uint32_t rowGroups(std::uint32_t rows, const MatvecShape& shape) const;
 
     const VulkanContext& context_;

@@ -1,5 +1,7 @@
 #include "compute/formats/GpuWeightPacking.hpp"
 
+#include "compute/formats/DeviceCodeLayout.hpp"
+
 #include "models/formats/TensorType.hpp"
 #include "models/quant/GgmlQuantize.hpp"
 #include "models/quant/WeightQuantizer.hpp"
@@ -489,17 +491,45 @@ GpuPackedMatrix stackPackedRows(const GpuPackedMatrix& source, std::span<const R
 }
 
 DeviceMatrix uploadPacked(const VulkanContext& context, const GpuPackedMatrix& packed,
-                          const std::string& label) {
+                          const std::string& label, std::optional<std::uint32_t> rowBlock) {
     DeviceMatrix matrix;
     matrix.format = packed.format;
     matrix.rows = packed.rows;
     matrix.cols = packed.cols;
     matrix.stride = packed.stride;
-    matrix.formatWords = packed.formatWords;
     matrix.alignedGroups = packed.alignedGroups;
-    matrix.buffer = Buffer(context, packed.words.size() * 4, BufferKind::DeviceLocal, label);
-    matrix.buffer.upload(std::span<const std::uint32_t>(packed.words));
+    matrix.rowBlock = rowBlock.value_or(codeRowBlockFor(context.info(), packed.rows));
+    const std::span<const std::uint32_t> words(packed.words);
+    if (matrix.rowBlock == 0) {
+        matrix.formatWords = packed.formatWords;
+        matrix.buffer = Buffer(context, words.size_bytes(), BufferKind::DeviceLocal, label);
+        matrix.buffer.upload(words);
+        return matrix;
+    }
+    // Codes reordered a slice of whole row blocks at a time (one bounded host copy), then
+    // the scales as they are: the buffer has the packed size.
+    const std::uint64_t rowWords =
+        std::uint64_t(packed.stride) * codeBitsPerWeight(packed.format) / 32;
+    const std::uint64_t codeWords = std::uint64_t(packed.rows) * rowWords;
+    if (packed.formatWords ? packed.formatWords != codeWords : words.size() != codeWords)
+        throw ComputeError("uploadPacked: '" + label + "' does not hold " +
+                           std::to_string(packed.rows) + " rows of codes");
+    matrix.formatWords = packed.formatWords;
+    matrix.buffer = Buffer(context, words.size_bytes(), BufferKind::DeviceLocal, label);
+    const std::uint64_t sliceRows =
+        std::max<std::uint64_t>(1, (8u << 20) / (rowWords * 4) / matrix.rowBlock) * matrix.rowBlock;
+    for (std::uint64_t first = 0; first < packed.rows; first += sliceRows) {
+        const std::uint64_t count = std::min<std::uint64_t>(sliceRows, packed.rows - first);
+        const auto slice = interleaveCodeRows(words.subspan(first * rowWords, count * rowWords),
+                                              count, rowWords, matrix.rowBlock);
+        matrix.buffer.upload(std::span<const std::uint32_t>(slice), first * rowWords * 4);
+    }
+    if (words.size() > codeWords) matrix.buffer.upload(words.subspan(codeWords), codeWords * 4);
     return matrix;
+}
+
+std::uint32_t codeBitsPerWeight(WeightFormat format) {
+    return packedLayout(format).codeBits;
 }
 
 std::vector<float> referenceDequantized(WeightFormat format, std::span<const float> values,

@@ -5,8 +5,9 @@
 //
 // Every layout is [codes][scales] in 32-bit words, zero-padded to a whole number of four-word
 // texels (the kernels read four words per fetch). The codes sit at the padded element index
-// e = row * stride + col (stride = paddedColumns(cols)), so the matrix kernels step through
-// whole rows; padding holds the code of 0. The scales start at word formatWords:
+// e = row * stride + col (stride = paddedColumns(cols)); padding holds the code of 0.
+// uploadPacked may reorder the code rows for the device (compute/formats/DeviceCodeLayout.hpp);
+// the scales keep this layout. The scales start at word formatWords:
 //   int8-tensor, int8-row, int4-tensor, int4-row: one fp16 per row, two per word (per-tensor
 //     rows repeat their tensor's scale: a fused matrix such as Q|K|V keeps one scale per
 //     source tensor, as the lab quantizes them);
@@ -23,6 +24,7 @@
 #include "models/WeightStore.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -70,8 +72,14 @@ struct PackedMatrixSize {
     std::uint64_t bytes() const { return words * 4; }
 };
 PackedMatrixSize packedMatrixSize(WeightFormat format, std::uint32_t rows, std::uint32_t cols);
+// Uploads the layout with its codes in the device order of rowBlock (default: codeRowBlockFor
+// the context's device and the row count; compute/formats/DeviceCodeLayout.hpp). Throws
+// ComputeError for a row block that does not divide the rows.
 DeviceMatrix uploadPacked(const VulkanContext& context, const GpuPackedMatrix& packed,
-                          const std::string& label);
+                          const std::string& label,
+                          std::optional<std::uint32_t> rowBlock = std::nullopt);
+// Bits per code of `format`'s layout: 32 (f32), 16 (f16), 8 or 4.
+std::uint32_t codeBitsPerWeight(WeightFormat format);
 
 // A matrix of the given row ranges of `source`, stacked in order, in the same layout: the
 // same codes and scales (nothing is re-quantized, so a per-tensor scale survives a split).

@@ -1,5 +1,6 @@
 #include "compute/formats/WeightFormat.hpp"
 
+#include "compute/formats/DeviceCodeLayout.hpp"
 #include "compute/formats/GpuWeightPacking.hpp"
 
 #include <algorithm>
@@ -102,7 +103,7 @@ std::string matrixShaderSuffix(const DeviceMatrix& matrix) {
 
 DeviceMatrix uploadMatrix(const VulkanContext& context, std::span<const float> values,
                           std::uint32_t rows, std::uint32_t cols, WeightFormat format,
-                          const std::string& label) {
+                          const std::string& label, std::optional<std::uint32_t> rowBlock) {
     if (values.size() != std::uint64_t(rows) * cols) {
         throw ComputeError("matrix '" + label + "' has " + std::to_string(values.size()) +
                            " values, expected " + std::to_string(rows) + " x " +
@@ -111,7 +112,8 @@ DeviceMatrix uploadMatrix(const VulkanContext& context, std::span<const float> v
     const auto packer = weightFormatInfo(format).packer;
     if (packer != WeightPacker::Float32 && packer != WeightPacker::Float16) {
         const MatrixPart part{values, rows, nullptr};
-        return uploadPacked(context, packForGpu(format, std::span(&part, 1), cols), label);
+        return uploadPacked(context, packForGpu(format, std::span(&part, 1), cols), label,
+                            rowBlock);
     }
     // Plain floats: packed in slices, so a large matrix (the embedding table) never needs a
     // second full-size host copy.
@@ -120,14 +122,20 @@ DeviceMatrix uploadMatrix(const VulkanContext& context, std::span<const float> v
     matrix.rows = rows;
     matrix.cols = cols;
     matrix.stride = paddedColumns(cols);
-    const std::uint64_t rowBytes = plainRowWords(format, cols) * 4;
+    matrix.rowBlock = rowBlock.value_or(codeRowBlockFor(context.info(), rows));
+    const std::uint64_t rowWords = plainRowWords(format, cols), rowBytes = rowWords * 4;
     matrix.buffer = Buffer(context, rowBytes * rows, BufferKind::DeviceLocal, label);
+    // Slices start on a row block, so each one is reordered on its own.
+    const std::uint32_t block = std::max<std::uint32_t>(matrix.rowBlock, 1);
     const std::uint32_t rowsPerSlice =
-        std::max<std::uint32_t>(1, std::uint32_t((8u << 20) / rowBytes));
+        std::max<std::uint32_t>(1, std::uint32_t((8u << 20) / rowBytes / block)) * block;
     for (std::uint32_t first = 0; first < rows; first += rowsPerSlice) {
         const std::uint32_t count = std::min(rowsPerSlice, rows - first);
-        const auto words = packPlainRows(
-            format, values.subspan(std::uint64_t(first) * cols, std::uint64_t(count) * cols), cols);
+        const auto words = interleaveCodeRows(
+            packPlainRows(format,
+                          values.subspan(std::uint64_t(first) * cols, std::uint64_t(count) * cols),
+                          cols),
+            count, rowWords, matrix.rowBlock);
         matrix.buffer.upload(std::span<const std::uint32_t>(words), first * rowBytes);
     }
     return matrix;

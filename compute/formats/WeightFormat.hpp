@@ -106,16 +106,21 @@ struct DeviceMatrix {
     // Group formats: rows of a multiple of 64 weights (no padding, groups aligned to the
     // kernels' chunks), read by the "_aligned" shader variants.
     bool alignedGroups = false;
+    // The codes' device order (compute/formats/DeviceCodeLayout.hpp): 0 row-major, else
+    // interleaved in blocks of this many rows (the kernels specialize on it).
+    std::uint32_t rowBlock = 0;
     std::uint64_t bytes() const { return buffer.size(); }
 };
 
 // The shader name suffix of the kernels that read this matrix.
 std::string matrixShaderSuffix(const DeviceMatrix& matrix);
 
-// Packs f32 rows into `format` and uploads them.
+// Packs f32 rows into `format` and uploads them, the codes in the device order of rowBlock
+// (default: codeRowBlockFor the context's device and the row count).
 DeviceMatrix uploadMatrix(const VulkanContext& context, std::span<const float> values,
                           std::uint32_t rows, std::uint32_t cols, WeightFormat format,
-                          const std::string& label);
+                          const std::string& label,
+                          std::optional<std::uint32_t> rowBlock = std::nullopt);
 
 // The values the GPU will compute with after packing into `format` (for CPU oracles):
 // f16 rounding, or Q8_0 quantization and back. Rows of `cols` values.

@@ -15,6 +15,7 @@
 // The validation layer (INFERSCOPE_VALIDATION=1 from CTest) must report no error.
 #include "compute/engine/Engine.hpp"
 #include "compute/engine/Kernels.hpp"
+#include "compute/formats/DeviceCodeLayout.hpp"
 #include "compute/formats/GpuWeightPacking.hpp"
 #include "models/LoadedModel.hpp"
 #include "models/formats/TensorType.hpp"
@@ -165,7 +166,20 @@ class GpuWeightFormatsTest : public QObject {
             expected.insert(expected.end(), host.begin(), host.end());
         }
         const auto packed = packForGpu(format, parts, shape.cols);
-        const auto matrix = uploadPacked(*context_, packed, "W " + name);
+        // Both code orders (compute/formats/DeviceCodeLayout.hpp) with every kernel variant,
+        // where the row block divides the rows (the default picks row-major elsewhere).
+        QCOMPARE(uploadPacked(*context_, packed, "W").rowBlock,
+                 packed.rows % kInterleavedRowBlock ? 0u : kInterleavedRowBlock);
+        for (std::uint32_t rowBlock : {0u, kInterleavedRowBlock}) {
+            if (packed.rows % kInterleavedRowBlock) continue;
+            checkReadBack(uploadPacked(*context_, packed, "W " + name, rowBlock), format, shape,
+                          expected, name + (rowBlock ? " interleaved" : " row-major"));
+            if (QTest::currentTestFailed()) return;
+        }
+    }
+
+    void checkReadBack(const DeviceMatrix& matrix, WeightFormat format, const Shape& shape,
+                       const std::vector<float>& expected, const std::string& name) {
         QCOMPARE(std::uint64_t(matrix.rows) * matrix.cols, std::uint64_t(expected.size()));
         // Group formats read rows of 64k weights with the "_aligned" kernels, others without.
         const bool grouped = format == WeightFormat::Int4G128 || format == WeightFormat::Int4G64 ||
@@ -382,12 +396,14 @@ private slots:
         for (auto format : quantizedFormats()) {
             std::vector<Shape> shapes;
             if (ggmlFormat(format)) {
-                // GGUF blocks need whole blocks of 32 per row; 96 pads to 128.
-                shapes = {{{13}, 96}, {{16, 8, 8}, 64}};
+                // GGUF blocks need whole blocks of 32 per row; 96 pads to 128. 96 rows: three
+                // row blocks of the interleaved order.
+                shapes = {{{13}, 96}, {{16, 8, 8}, 64}, {{96}, 96}};
             } else {
                 // 576 with groups of 128: groups cross rows; 100: padded rows (stride 128)
-                // and groups crossing rows; fused parts keep their own per-tensor scales.
-                shapes = {{{9}, 576}, {{23}, 100}, {{16, 8, 8}, 64}};
+                // and groups crossing rows; fused parts keep their own per-tensor scales;
+                // 32 and 64 rows: one and two row blocks of the interleaved order.
+                shapes = {{{9}, 576}, {{23}, 100}, {{16, 8, 8}, 64}, {{32, 32}, 100}};
             }
             for (const auto& shape : shapes) {
                 checkExact(format, shape, false, seed++);
@@ -398,6 +414,32 @@ private slots:
                 }
             }
         }
+    }
+
+    // The interleaved code order on a hand-checked case: 4 rows of two 16-byte units
+    // (unit u of row r holds words 100 + 8r + 4u ...) in blocks of 2 rows.
+    void deviceCodeOrder() {
+        std::vector<std::uint32_t> rowMajor(4 * 8);
+        for (std::uint32_t i = 0; i < rowMajor.size(); ++i) rowMajor[i] = 100 + i;
+        const auto words = interleaveCodeRows(rowMajor, 4, 8, 2);
+        // Units in device order: r0u0 r1u0 r0u1 r1u1 | r2u0 r3u0 r2u1 r3u1.
+        const std::vector<std::uint32_t> rowUnit = {0, 2, 1, 3, 4, 6, 5, 7};
+        QCOMPARE(words.size(), rowMajor.size());
+        for (std::size_t u = 0; u < rowUnit.size(); ++u)
+            for (std::uint32_t k = 0; k < 4; ++k)
+                QCOMPARE(words[u * 4 + k], 100 + rowUnit[u] * 4 + k);
+        QCOMPARE(interleaveCodeRows(rowMajor, 4, 8, 0), rowMajor);
+        QVERIFY_THROWS_EXCEPTION(ComputeError, interleaveCodeRows(rowMajor, 4, 8, 3));
+        QVERIFY_THROWS_EXCEPTION(ComputeError, interleaveCodeRows(rowMajor, 4, 8, 8));
+        QVERIFY_THROWS_EXCEPTION(ComputeError, interleaveCodeRows(rowMajor, 2, 8, 2));
+        QVERIFY_THROWS_EXCEPTION(ComputeError, interleaveCodeRows(rowMajor, 4, 6, 2));
+        // What uploads pick: interleaved on CPU devices where the block divides the rows.
+        DeviceInfo cpu, gpu;
+        cpu.type = "cpu";
+        gpu.type = "discrete";
+        QCOMPARE(codeRowBlockFor(cpu, 576), kInterleavedRowBlock);
+        QCOMPARE(codeRowBlockFor(cpu, 80), 0u);
+        QCOMPARE(codeRowBlockFor(gpu, 576), 0u);
     }
 
     void refusesShapesTheLayoutCannotHold() {

@@ -8,6 +8,7 @@
 // rounding: 1e-3 relative. Attention (online softmax in f32): 1e-4 absolute on outputs
 // of magnitude <= 1.
 #include "compute/engine/Kernels.hpp"
+#include "compute/formats/DeviceCodeLayout.hpp"
 #include "models/formats/TensorType.hpp"
 
 #include <QtTest>
@@ -574,29 +575,34 @@ private slots:
     // Takes the variant, so QtTest does not run it as a test function of its own.
     void embeddingLookupFor(Kernels* variant) {
         kernels_ = variant;
-        for (auto format : {WeightFormat::F32, WeightFormat::F16}) {
-            for (std::uint32_t cols : {1u, 7u, 33u, 577u}) {
-                const std::uint32_t vocab = 9;
-                auto table = randomValues(std::size_t(vocab) * cols, cols);
-                auto matrix = uploadMatrix(*context_, table, vocab, cols, format, "embd");
-                const std::vector<std::uint32_t> ids = {3, 0, 8, 3, 5};
-                auto idBuffer = deviceArray(ids, "ids");
-                const std::uint32_t stride = paddedColumns(cols);
-                auto out = deviceVector(std::vector<float>(ids.size() * stride, -1.0f), "h");
-                recorder_->begin();
-                kernels_->embed(*recorder_, matrix, idBuffer, out, stride,
-                                std::uint32_t(ids.size()));
-                recorder_->submitAndWait();
-                const auto gpu = out.read<float>(ids.size() * stride);
-                for (std::size_t t = 0; t < ids.size(); ++t) {
-                    for (std::uint32_t i = 0; i < stride; ++i) {
-                        float expected = i < cols ? table[ids[t] * cols + i] : 0.0f;
-                        if (format == WeightFormat::F16) expected = roundHalf(expected);
-                        QCOMPARE(gpu[t * stride + i], expected);
+        // Both code orders (compute/formats/DeviceCodeLayout.hpp): row-major, and 64 rows
+        // interleaved in two blocks of 32.
+        for (auto format : {WeightFormat::F32, WeightFormat::F16})
+            for (std::uint32_t rowBlock : {0u, kInterleavedRowBlock}) {
+                for (std::uint32_t cols : {1u, 7u, 33u, 577u}) {
+                    const std::uint32_t vocab = 64;
+                    auto table = randomValues(std::size_t(vocab) * cols, cols);
+                    auto matrix =
+                        uploadMatrix(*context_, table, vocab, cols, format, "embd", rowBlock);
+                    QCOMPARE(matrix.rowBlock, rowBlock);
+                    const std::vector<std::uint32_t> ids = {3, 0, 8, 3, 5, 63, 40};
+                    auto idBuffer = deviceArray(ids, "ids");
+                    const std::uint32_t stride = paddedColumns(cols);
+                    auto out = deviceVector(std::vector<float>(ids.size() * stride, -1.0f), "h");
+                    recorder_->begin();
+                    kernels_->embed(*recorder_, matrix, idBuffer, out, stride,
+                                    std::uint32_t(ids.size()));
+                    recorder_->submitAndWait();
+                    const auto gpu = out.read<float>(ids.size() * stride);
+                    for (std::size_t t = 0; t < ids.size(); ++t) {
+                        for (std::uint32_t i = 0; i < stride; ++i) {
+                            float expected = i < cols ? table[ids[t] * cols + i] : 0.0f;
+                            if (format == WeightFormat::F16) expected = roundHalf(expected);
+                            QCOMPARE(gpu[t * stride + i], expected);
+                        }
                     }
                 }
             }
-        }
     }
 
     void argmaxRows() {
