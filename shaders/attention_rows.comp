@@ -9,7 +9,7 @@
 #include "kv_cache.glsl"
 
 layout(constant_id = 2) const uint GROUP = 1;         // query heads per kv head
-layout(constant_id = 3) const uint DIMS_PER_LANE = 8; // headDim / WG
+layout(constant_id = 3) const uint DIMS_PER_LANE = 8; // headDim / WG, a multiple of 8
 
 layout(push_constant) uniform Params {
     uint tokens;
@@ -24,11 +24,16 @@ layout(push_constant) uniform Params {
 } p;
 
 layout(std430, binding = 0) readonly buffer Queries { float queries[]; };
-// The cache as a uniform texel buffer of 32-bit words, two halves each: lavapipe gathers
-// texels with vector loads but reads a storage buffer lane by lane.
+// The cache as a uniform texel buffer of four 32-bit words (eight halves) per texel: lavapipe
+// reads a storage buffer lane by lane and a 4-byte texel with one gather instruction, but a
+// 16-byte texel with plain loads. Rows of the cache start on a texel (headDim % 8 == 0).
 layout(binding = 1) uniform usamplerBuffer kvTexels;
-uint kvWord(uint i) { return texelFetch(kvTexels, int(i)).x; }
-float kvHalf(uint i) { return unpackHalf2x16(kvWord(i >> 1) >> ((i & 1u) << 4)).x; }
+// The eight halves from half index i (a multiple of 8), lowest first.
+void kvHalves8(uint i, out vec4 low, out vec4 high) {
+    const uvec4 words = texelFetch(kvTexels, int(i >> 3));
+    low = vec4(unpackHalf2x16(words.x), unpackHalf2x16(words.y));
+    high = vec4(unpackHalf2x16(words.z), unpackHalf2x16(words.w));
+}
 layout(std430, binding = 2) readonly buffer Tokens { TokenInfo tokenInfo[]; };
 layout(std430, binding = 3) readonly buffer BlockTables { uint blockTables[]; };
 layout(std430, binding = 4) writeonly buffer Output { float outValues[]; };
@@ -66,14 +71,20 @@ void main() {
                                    p.blockSize, p.headDim);
         float score[GROUP];
         for (uint g = 0; g < GROUP; ++g) score[g] = 0.0;
-        // headDim = WG x DIMS_PER_LANE (even): lane `source` holds dimensions
+        // headDim = WG x DIMS_PER_LANE: lane `source` holds dimensions
         // source * DIMS_PER_LANE ...; both loops have constant bounds and unroll.
         for (uint source = 0; source < WG; ++source) {
-            for (uint d = 0; d < DIMS_PER_LANE; d += 2) {
-                const vec2 k = unpackHalf2x16(kvWord((kBase + source * DIMS_PER_LANE + d) >> 1));
+            for (uint d = 0; d < DIMS_PER_LANE; d += 8) {
+                vec4 kLow, kHigh;
+                kvHalves8(kBase + source * DIMS_PER_LANE + d, kLow, kHigh);
                 for (uint g = 0; g < GROUP; ++g) {
-                    score[g] += subgroupShuffle(q[g][d], source) * k.x +
-                                subgroupShuffle(q[g][d + 1], source) * k.y;
+                    const vec4 qLow = vec4(
+                        subgroupShuffle(q[g][d], source), subgroupShuffle(q[g][d + 1], source),
+                        subgroupShuffle(q[g][d + 2], source), subgroupShuffle(q[g][d + 3], source));
+                    const vec4 qHigh = vec4(
+                        subgroupShuffle(q[g][d + 4], source), subgroupShuffle(q[g][d + 5], source),
+                        subgroupShuffle(q[g][d + 6], source), subgroupShuffle(q[g][d + 7], source));
+                    score[g] += dot(qLow, kLow) + dot(qHigh, kHigh);
                 }
             }
         }
@@ -94,14 +105,13 @@ void main() {
             const uint vBase = kvIndex(blockJ, 1, kvHead, positionJ % p.blockSize, dim0,
                                        p.kvHeads, p.blockSize, p.headDim);
             float v[DIMS_PER_LANE];
-            if (DIMS_PER_LANE % 2 == 0) {
-                for (uint d = 0; d < DIMS_PER_LANE; d += 2) {
-                    const vec2 pair = unpackHalf2x16(kvWord((vBase + d) >> 1));
-                    v[d] = pair.x;
-                    v[d + 1] = pair.y;
+            for (uint d = 0; d < DIMS_PER_LANE; d += 8) {
+                vec4 low, high;
+                kvHalves8(vBase + d, low, high);
+                for (uint k = 0; k < 4; ++k) {
+                    v[d + k] = low[k];
+                    v[d + 4 + k] = high[k];
                 }
-            } else {
-                for (uint d = 0; d < DIMS_PER_LANE; ++d) v[d] = kvHalf(vBase + d);
             }
             for (uint g = 0; g < GROUP; ++g) {
                 const float w = subgroupShuffle(weight[g], j);

@@ -307,13 +307,15 @@ void Kernels::attention(CommandRecorder& recorder, const AttentionArgs& a,
     while (width > 1 && a.headDim % width) width /= 2;
     const std::uint32_t group = a.heads / a.kvHeads;
     // CPU devices: lanes take positions for the scores (attention_rows.comp); it needs the
-    // workgroup to be exactly one subgroup wide and an even number of dimensions per lane.
+    // workgroup to be exactly one subgroup wide and a multiple of 8 dimensions per lane.
     const bool rows = tuning_.broadcastInput && !tuning_.splitColumns &&
-                      width == tuning_.workgroup && a.headDim % (2 * width) == 0;
-    // Binding 1, the f16 cache, is read as 32-bit texels (two halves each).
-    auto& pipe = pipeline(rows ? "attention_rows" : "attention", 5, sizeof(AttentionPush),
-                          {width, tuning_.subgroupReduce ? 1u : 0u, group, a.headDim / width},
-                          {vk::Format::eUndefined, vk::Format::eR32Uint});
+                      width == tuning_.workgroup && a.headDim % (8 * width) == 0;
+    // Binding 1, the f16 cache, is read as texels: eight halves each in attention_rows, two
+    // in attention.
+    auto& pipe = pipeline(
+        rows ? "attention_rows" : "attention", 5, sizeof(AttentionPush),
+        {width, tuning_.subgroupReduce ? 1u : 0u, group, a.headDim / width},
+        {vk::Format::eUndefined, rows ? vk::Format::eR32G32B32A32Uint : vk::Format::eR32Uint});
     const AttentionPush push{a.tokens,      a.heads,        a.kvHeads,
                              a.headDim,     a.kv.blockSize, a.kv.maxBlocks,
                              a.queryStride, a.outputStride, 1.0f / std::sqrt(float(a.headDim))};
