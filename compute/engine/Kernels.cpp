@@ -117,7 +117,7 @@ KernelTuning KernelTuning::forDevice(const DeviceInfo& info) {
         // GPUs: a subgroup per row block, coalesced loads across lanes, reduction at the end.
         tuning.workgroup = std::clamp<std::uint32_t>(subgroup, 16, 64);
         tuning.splitColumns = true;
-        tuning.decodeSlots = 8;
+        tuning.decodeSlots = 4;
         tuning.prefillSlots = 4;
         tuning.prefillTokens = 8;
         tuning.attentionWorkgroup = std::clamp<std::uint32_t>(subgroup, 8, 64);
