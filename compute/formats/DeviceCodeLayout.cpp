@@ -10,6 +10,11 @@ std::uint32_t codeRowBlockFor(const DeviceInfo& info, std::uint64_t rows) {
     return info.type == "cpu" && rows % kInterleavedRowBlock == 0 ? kInterleavedRowBlock : 0;
 }
 
+std::uint64_t codeRowsPerUploadSlice(std::uint64_t rowBytes, std::uint32_t rowBlock) {
+    const std::uint64_t block = std::max<std::uint32_t>(rowBlock, 1);
+    return std::max<std::uint64_t>(1, (8u << 20) / rowBytes / block) * block;
+}
+
 std::vector<std::uint32_t> interleaveCodeRows(std::span<const std::uint32_t> rowMajor,
                                               std::uint64_t rows, std::uint64_t rowWords,
                                               std::uint32_t rowBlock) {

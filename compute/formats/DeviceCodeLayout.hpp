@@ -25,6 +25,9 @@ constexpr std::uint32_t kCodeUnitWords = 4; // 16 bytes: one texel of the weight
 // The order uploads choose for a matrix of `rows` rows on a device: kInterleavedRowBlock on
 // CPU devices when it divides the rows (every matrix of a real model), else 0 (row-major).
 std::uint32_t codeRowBlockFor(const DeviceInfo& info, std::uint64_t rows);
+// Rows per upload slice for rows of rowBytes bytes: about 8 MiB (at least one row), a whole
+// number of row blocks, so each slice is reordered on its own and the host copy stays bounded.
+std::uint64_t codeRowsPerUploadSlice(std::uint64_t rowBytes, std::uint32_t rowBlock);
 // `rows` row-major code rows of rowWords words each (a multiple of kCodeUnitWords) in the
 // device order of rowBlock (a power of two dividing rows, or 0 for row-major: a copy). Rows
 // interleave only within their block, so a slice of whole blocks can be reordered on its

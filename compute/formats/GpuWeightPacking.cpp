@@ -498,26 +498,23 @@ DeviceMatrix uploadPacked(const VulkanContext& context, const GpuPackedMatrix& p
     matrix.cols = packed.cols;
     matrix.stride = packed.stride;
     matrix.alignedGroups = packed.alignedGroups;
+    matrix.formatWords = packed.formatWords;
     matrix.rowBlock = rowBlock.value_or(codeRowBlockFor(context.info(), packed.rows));
     const std::span<const std::uint32_t> words(packed.words);
+    // The buffer has the packed size in either order.
+    matrix.buffer = Buffer(context, words.size_bytes(), BufferKind::DeviceLocal, label);
     if (matrix.rowBlock == 0) {
-        matrix.formatWords = packed.formatWords;
-        matrix.buffer = Buffer(context, words.size_bytes(), BufferKind::DeviceLocal, label);
         matrix.buffer.upload(words);
         return matrix;
     }
-    // Codes reordered a slice of whole row blocks at a time (one bounded host copy), then
-    // the scales as they are: the buffer has the packed size.
+    // Codes reordered a slice of whole row blocks at a time, then the scales as they are.
     const std::uint64_t rowWords =
         std::uint64_t(packed.stride) * codeBitsPerWeight(packed.format) / 32;
     const std::uint64_t codeWords = std::uint64_t(packed.rows) * rowWords;
     if (packed.formatWords ? packed.formatWords != codeWords : words.size() != codeWords)
         throw ComputeError("uploadPacked: '" + label + "' does not hold " +
                            std::to_string(packed.rows) + " rows of codes");
-    matrix.formatWords = packed.formatWords;
-    matrix.buffer = Buffer(context, words.size_bytes(), BufferKind::DeviceLocal, label);
-    const std::uint64_t sliceRows =
-        std::max<std::uint64_t>(1, (8u << 20) / (rowWords * 4) / matrix.rowBlock) * matrix.rowBlock;
+    const std::uint64_t sliceRows = codeRowsPerUploadSlice(rowWords * 4, matrix.rowBlock);
     for (std::uint64_t first = 0; first < packed.rows; first += sliceRows) {
         const std::uint64_t count = std::min<std::uint64_t>(sliceRows, packed.rows - first);
         const auto slice = interleaveCodeRows(words.subspan(first * rowWords, count * rowWords),

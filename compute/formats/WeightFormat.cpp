@@ -125,10 +125,7 @@ DeviceMatrix uploadMatrix(const VulkanContext& context, std::span<const float> v
     matrix.rowBlock = rowBlock.value_or(codeRowBlockFor(context.info(), rows));
     const std::uint64_t rowWords = plainRowWords(format, cols), rowBytes = rowWords * 4;
     matrix.buffer = Buffer(context, rowBytes * rows, BufferKind::DeviceLocal, label);
-    // Slices start on a row block, so each one is reordered on its own.
-    const std::uint32_t block = std::max<std::uint32_t>(matrix.rowBlock, 1);
-    const std::uint32_t rowsPerSlice =
-        std::max<std::uint32_t>(1, std::uint32_t((8u << 20) / rowBytes / block)) * block;
+    const auto rowsPerSlice = std::uint32_t(codeRowsPerUploadSlice(rowBytes, matrix.rowBlock));
     for (std::uint32_t first = 0; first < rows; first += rowsPerSlice) {
         const std::uint32_t count = std::min(rowsPerSlice, rows - first);
         const auto words = interleaveCodeRows(
