@@ -20,6 +20,11 @@ layout(constant_id = 5) const bool SPLIT_COLUMNS = false;
 // same x (on lavapipe every per-lane load is a gather, shuffles are register permutes).
 // Needs rows padded to a multiple of 4 * WG columns.
 layout(constant_id = 12) const bool BROADCAST_X = false;
+// Broadcast path, 4-bit formats, 8 lanes: the activations are rounded to 8 bits per chunk
+// of 32 columns (as llama.cpp's CPU backend does, its q8_1) and the products are integer,
+// two per 32-bit multiply (nibbleChunkInt8). The kernels compute then exactly
+// sum_j w_j * xhat_j, xhat the rounded activations (compute/formats/ActivationRounding.hpp).
+layout(constant_id = 14) const bool INT8_ACTIVATIONS = false;
 
 // The input rows and the norm weight are texel buffers of vec4 (see quant_codes.glsl).
 layout(binding = 1) uniform samplerBuffer inputTexels;
@@ -47,6 +52,59 @@ uint slotOf(uint s) {
 uint tokenOf(uint c) { return min(gl_WorkGroupID.y * TOKENS + c, p.tokens - 1); }
 // Whether this lane writes the results of its slots (one writer per row).
 bool laneWrites() { return !SPLIT_COLUMNS || gl_LocalInvocationID.x == 0; }
+
+#ifdef WEIGHT_NIBBLES
+// One chunk of 32 columns (8 lanes x 4) of every slot's row with 8-bit activations.
+// Each lane rounds its 4 activations to xq = roundEven(x * 127 / amax), amax over the chunk,
+// and keeps u = xq + 128 (1 ... 255). A word of 8 codes c0 ... c7 (4 bits each) is masked
+// into four words (c_a + c_b << 16) for the pairs (a, b) = (0, 4), (1, 5), (2, 6), (3, 7);
+// multiplied by (u_b + u_a << 16), the upper half holds c_a u_a + c_b u_b and the lower
+// half c_a u_b < 2^12, so four such products sum without a carry between the halves.
+// sum c xq = sum c u - 128 sum c, and sum_j (d c_j + m) xhat_j = dx (d sum c xq + m sum xq).
+void nibbleChunkInt8(uint i0, vec4 xs[TOKENS], uint wBase[SLOTS], uint cBase[SLOTS]) {
+    const uint lane = gl_LocalInvocationID.x;
+    uvec4 pairs[TOKENS];
+    float xScale[TOKENS];
+    int xqSum[TOKENS];
+    for (uint c = 0; c < TOKENS; ++c) {
+        const vec4 ax = abs(xs[c]);
+        const float amax = subgroupMax(max(max(ax.x, ax.y), max(ax.z, ax.w)));
+        xScale[c] = amax / 127.0;
+        const ivec4 xq = ivec4(roundEven(xs[c] * (amax > 0.0 ? 127.0 / amax : 0.0)));
+        xqSum[c] = subgroupAdd(xq.x + xq.y + xq.z + xq.w);
+        // Lane 2k holds columns 0-3 of word k (the upper halves), lane 2k + 1 columns 4-7.
+        const uvec4 mine = uvec4(xq + 128) << ((lane & 1u) == 0u ? 16u : 0u);
+        pairs[c] = mine | subgroupShuffleXor(mine, 1u);
+    }
+    uvec4 wordPairs[4][TOKENS];
+    for (uint k = 0; k < 4; ++k)
+        for (uint c = 0; c < TOKENS; ++c) wordPairs[k][c] = subgroupShuffle(pairs[c], 2 * k);
+    uvec4 words[SLOTS];
+    for (uint s = 0; s < SLOTS; ++s) words[s] = weightWords4(codeElement(cBase[s], i0 * 4) >> 3);
+    for (uint s = 0; s < SLOTS; ++s) {
+        int codeDots[TOKENS];
+        for (uint c = 0; c < TOKENS; ++c) codeDots[c] = 0;
+        uint codeBytes = 0u; // byte sums of the codes: at most 4 words x 2 x 15 per byte
+        for (uint k = 0; k < 4; ++k) {
+            const uint low = words[s][k] & 0x0f0f0f0fu;
+            const uint high = (words[s][k] >> 4) & 0x0f0f0f0fu;
+            codeBytes += low + high;
+            const uint p04 = low & 0x00ff00ffu, p26 = (low >> 8) & 0x00ff00ffu;
+            const uint p15 = high & 0x00ff00ffu, p37 = (high >> 8) & 0x00ff00ffu;
+            for (uint c = 0; c < TOKENS; ++c) {
+                const uvec4 u = wordPairs[k][c];
+                codeDots[c] += int((p04 * u.x + p15 * u.y + p26 * u.z + p37 * u.w) >> 16);
+            }
+        }
+        const uint halves = (codeBytes & 0x00ff00ffu) + ((codeBytes >> 8) & 0x00ff00ffu);
+        const int codeSum = int((halves & 0xffffu) + (halves >> 16));
+        const vec2 scaleMin = weightScaleMin(wBase[s] + i0 * 4);
+        for (uint c = 0; c < TOKENS; ++c)
+            dots[s][c] += xScale[c] * (scaleMin.x * float(codeDots[c] - 128 * codeSum) +
+                                       scaleMin.y * float(xqSum[c]));
+    }
+}
+#endif
 
 void matvecCore() {
     // wBase: the row-major element index of each row (scales); cBase: its codes' base in
@@ -86,6 +144,10 @@ void matvecCore() {
                 float codeDots[SLOTS][TOKENS];
                 for (uint s = 0; s < SLOTS; ++s)
                     for (uint c = 0; c < TOKENS; ++c) codeDots[s][c] = 0.0;
+                if (INT8_ACTIVATIONS && WG == 8) {
+                    nibbleChunkInt8(i0, xs, wBase, cBase);
+                    continue;
+                }
                 // Four words (32 codes) per fetch where the lanes cover them (WG % 8 == 0):
                 // the words of a row chunk start at a multiple of 4 (rows are padded to 64).
                 const uint wordsPerFetch = WG % 8 == 0 ? 4 : 1;

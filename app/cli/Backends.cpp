@@ -7,7 +7,7 @@ namespace inferscope::cli {
 
 void addBackendOptions(OptionSpec& spec) {
     spec.valued.insert({"--backend", "--device", "--format"});
-    spec.flags.insert("--no-cache");
+    spec.flags.insert({"--no-cache", "--int8-activations"});
 }
 
 BackendArguments backendArguments(const Arguments& a) {
@@ -15,8 +15,11 @@ BackendArguments backendArguments(const Arguments& a) {
     const std::string backend = a.valueOr("--backend", "vulkan");
     if (backend != "vulkan" && backend != "cpu")
         throw UsageError("unknown backend '" + backend + "' (choose vulkan or cpu)");
-    if (backend == "cpu" && (a.value("--device") || a.value("--format")))
-        throw UsageError("--device and --format apply to the vulkan backend only");
+    if (backend == "cpu" &&
+        (a.value("--device") || a.value("--format") || a.flag("--int8-activations")))
+        throw UsageError("--device, --format and --int8-activations apply to the vulkan "
+                         "backend only");
+    result.choice.int8Activations = a.flag("--int8-activations");
     result.choice.kind =
         backend == "cpu" ? compute::BackendChoice::Kind::Cpu : compute::BackendChoice::Kind::Vulkan;
     result.useCache = !a.flag("--no-cache");
@@ -81,11 +84,8 @@ compute::MemoryAvailability memoryAvailability(const Arguments& a) {
 }
 
 compute::EngineOptions BackendArguments::engineOptions() const {
-    compute::EngineOptions options;
-    options.device.deviceIndex = choice.deviceIndex;
+    compute::EngineOptions options = compute::engineOptionsFor(choice);
     options.cached = useCache;
-    if (!choice.weightFormat.empty())
-        options.weightFormat = *compute::weightFormatFromName(choice.weightFormat);
     return options;
 }
 

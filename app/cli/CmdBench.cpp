@@ -5,6 +5,7 @@
 #include "compute/experiments/Bench.hpp"
 #include "compute/experiments/ProbeOverhead.hpp"
 #include "compute/vulkan/BandwidthProbe.hpp"
+#include "compute/vulkan/DispatchProbe.hpp"
 
 #include <algorithm>
 #include <iostream>
@@ -62,7 +63,10 @@ int runBench(const CommandArgs& args, std::ostream& out) {
         .addColumn("dispatches per step")
         .addColumn("weights read", "GB/s", 2)
         .addColumn("roofline", "tokens/s", 1)
-        .addColumn("of roofline", "%", 1);
+        .addColumn("of roofline", "%", 1)
+        .addColumn("dispatch floor", "ms", 2)
+        .addColumn("bound with dispatches", "tokens/s", 1)
+        .addColumn("of that bound", "%", 1);
     kernels.id = "bench-kernels";
     kernels.title = "Per-kernel GPU time of one decode step (timestamps, batch 1, C = " +
                     std::to_string(contexts.front()) + ")";
@@ -83,6 +87,7 @@ int runBench(const CommandArgs& args, std::ostream& out) {
     device.columns[1].precision = -1;
 
     double bandwidth = 0;
+    double dispatchMicroseconds = 0;
     for (const auto& formatName : formats) {
         auto format = compute::weightFormatFromName(formatName);
         if (!format)
@@ -101,6 +106,10 @@ int runBench(const CommandArgs& args, std::ostream& out) {
             device.addRow({std::string("name"), engine.context().info().name});
             device.addRow({std::string("type"), engine.context().info().type});
             device.addRow({std::string("measured read bandwidth (GB/s)"), bandwidth});
+            progress("measuring the dispatch floor");
+            dispatchMicroseconds =
+                compute::measureDispatchFloor(engine.context()).microsecondsPerDispatch;
+            device.addRow({std::string("dispatch floor (us per dispatch)"), dispatchMicroseconds});
         }
         const double weightBytes = double(compute::matrixBytesPerDecodeStep(engine));
         double parameters = 0;
@@ -111,6 +120,13 @@ int runBench(const CommandArgs& args, std::ostream& out) {
                        static_cast<std::int64_t>(weightBytes)});
         device.addRow({"bits per weight (" + formatName + ")",
                        parameters > 0 ? bitsNumerator / parameters : 0.0});
+        std::size_t rounding = 0;
+        for (const auto& m : engine.weightMatrices()) rounding += m.roundsActivations ? 1 : 0;
+        device.addRow({"activations (" + formatName + ")",
+                       rounding == 0 ? std::string("float")
+                                     : "int8 per 32 columns in " + std::to_string(rounding) +
+                                           " of " + std::to_string(engine.weightMatrices().size()) +
+                                           " matrices (--int8-activations)"});
         for (auto p : prompts) {
             progress(formatName + ": prompt " + std::to_string(p));
             auto r = compute::runBench(
@@ -132,12 +148,17 @@ int runBench(const CommandArgs& args, std::ostream& out) {
                                                     .kernelBreakdown = breakdown});
                 // Each step reads every weight once whatever the batch: the bound is per step.
                 double rooflineTokens = bandwidth * 1e9 / weightBytes * b;
+                // The bound with the fixed cost of the step's dispatches added to the reads.
+                const double floorMs =
+                    double(r.dispatchesPerDecodeStep) * dispatchMicroseconds / 1e3;
+                const double boundTokens = b / (weightBytes / (bandwidth * 1e9) + floorMs / 1e3);
                 decode.addRow({formatName, static_cast<std::int64_t>(b),
                                static_cast<std::int64_t>(c), r.decodeTokensPerSecond,
                                r.decodeStepMilliseconds,
                                static_cast<std::int64_t>(r.dispatchesPerDecodeStep),
                                weightBytes * r.decodeTokensPerSecond / b / 1e9, rooflineTokens,
-                               100.0 * r.decodeTokensPerSecond / rooflineTokens});
+                               100.0 * r.decodeTokensPerSecond / rooflineTokens, floorMs,
+                               boundTokens, 100.0 * r.decodeTokensPerSecond / boundTokens});
                 if (breakdown) {
                     double total = 0;
                     for (const auto& k : r.decodeKernels) total += k.microseconds;
@@ -156,6 +177,9 @@ int runBench(const CommandArgs& args, std::ostream& out) {
     }
     decode.notes.push_back("roofline = measured read bandwidth / matrix bytes x batch: a decode "
                            "step reads every weight matrix once, whatever the batch.");
+    decode.notes.push_back("dispatch floor = dispatches per step x the measured cost of a "
+                           "near-empty dispatch behind a barrier (the device table); the bound "
+                           "with dispatches adds it to the read time.");
     std::vector<compute::Table> tables{device, prompt, decode};
     if (!kernels.rows.empty()) tables.push_back(kernels);
     tables.push_back(overhead);

@@ -36,7 +36,7 @@ const std::vector<Command>& commands() {
          "           [--repeat-penalty R] [--chat [--system TEXT]] [--no-cache] [--timings]\n"
          "           [--kv-cache] [--compare-cache]\n"
          "           [--backend vulkan|cpu] [--device N] [--format fp32|fp16|...]\n"
-         "           [--device-memory SIZE] [--host-memory SIZE]\n"
+         "           [--int8-activations] [--device-memory SIZE] [--host-memory SIZE]\n"
          "                                   text, ids, prefill time and each decode step's "
          "time;\n"
          "                                   --timings: GPU time per kernel; --kv-cache: KV "
@@ -49,9 +49,13 @@ const std::vector<Command>& commands() {
          "                                   perplexity of the model on a text file\n"},
         {"bench", runBench,
          "  bench MODEL [--formats fp16,q8_0] [--prompts 16,64,256,512] [--contexts 16,256,1024]\n"
-         "        [--decode N] [--batches 1,4] [--device N]\n"
+         "        [--decode N] [--batches 1,4] [--device N] [--int8-activations]\n"
          "                                   prompt and decode tokens/s, per-kernel time, probe\n"
-         "                                   overhead, read bandwidth and the decode roofline\n"},
+         "                                   overhead, read bandwidth, dispatch floor and the\n"
+         "                                   decode roofline; --int8-activations (vulkan, 4-bit\n"
+         "                                   formats on lavapipe): activations rounded to 8 bits\n"
+         "                                   per 32 columns, integer products, as llama.cpp's\n"
+         "                                   CPU backend\n"},
         {"attention", runAttention,
          "  attention [MODEL] [--lengths 256,512,1024,2048,4096] [--dim 64] [--repeats N]\n"
          "                                   one attention head, one step, uncached (n x n\n"

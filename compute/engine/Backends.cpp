@@ -97,6 +97,7 @@ EngineOptions engineOptionsFor(const BackendChoice& choice) {
                                         choice.weightFormat + "'");
         options.weightFormat = *format;
     }
+    options.int8Activations = choice.int8Activations;
     return options;
 }
 

@@ -21,7 +21,8 @@ struct BackendChoice {
     enum class Kind { Cpu, Vulkan };
     Kind kind = Kind::Cpu;
     std::uint32_t deviceIndex = 0;
-    std::string weightFormat; // compute::weightFormatFromName; empty: the engine's default
+    std::string weightFormat;     // compute::weightFormatFromName; empty: the engine's default
+    bool int8Activations = false; // EngineOptions::int8Activations
     bool operator==(const BackendChoice&) const = default;
     std::string key() const; // "cpu" or "vulkan:<device>" (the settings' form)
     static BackendChoice fromKey(std::string_view key);

@@ -124,8 +124,10 @@ void Engine::build(const WeightSource& weights, const WeightCheck& has) {
     const auto& c = config_;
     c.validate("engine");
     context_ = std::make_unique<VulkanContext>(options_.device);
-    kernels_ = options_.tuning ? std::make_unique<Kernels>(*context_, *options_.tuning)
-                               : std::make_unique<Kernels>(*context_);
+    KernelTuning tuning =
+        options_.tuning ? *options_.tuning : KernelTuning::forDevice(context_->info());
+    tuning.int8Activations = tuning.int8Activations || options_.int8Activations;
+    kernels_ = std::make_unique<Kernels>(*context_, tuning);
     recorder_ = std::make_unique<CommandRecorder>(*context_);
 
     auto expectSize = [&](const std::string& name, const std::vector<float>& values,
@@ -338,7 +340,8 @@ void Engine::uploadMatrices() {
     std::uint64_t bytes = 0;
     auto keep = [&](RowChunkedMatrix matrix, const std::string& name) {
         matrixInfo_.push_back({name, matrix.format, std::uint64_t(matrix.rows) * matrix.cols,
-                               matrix.bytes(), matrix.chunkCount()});
+                               matrix.bytes(), matrix.chunkCount(),
+                               !matrix.empty() && kernels_->roundsActivations(matrix.chunks[0])});
         bytes += matrix.bytes();
         return matrix;
     };

@@ -52,6 +52,10 @@ struct EngineOptions {
     bool cached = true; // false: every step recomputes each sequence from position 0
     ProbeOptions probes;
     std::optional<KernelTuning> tuning; // else picked from the device
+    // 4-bit formats on lavapipe: activations rounded to 8 bits per 32 columns and integer
+    // products, as llama.cpp's CPU backend computes them (Kernels::roundsActivations says
+    // where it applies; elsewhere the kernels keep float activations).
+    bool int8Activations = false;
     // Largest buffer per weight matrix; larger ones are split into row chunks. 0: the
     // device's limits (maxStorageBufferRange, maxMemoryAllocationSize); tests force splits.
     std::uint64_t maxMatrixChunkBytes = 0;
@@ -109,9 +113,10 @@ struct StepResult {
 struct WeightMatrixInfo {
     std::string name; // "blk.0.attn_qkv", "output", ...
     WeightFormat format = WeightFormat::F16;
-    std::uint64_t parameters = 0; // rows x cols, without padding
-    std::uint64_t bytes = 0;      // the GPU buffers
-    std::uint32_t chunks = 1;     // row chunks (buffers), each within one storage binding
+    std::uint64_t parameters = 0;   // rows x cols, without padding
+    std::uint64_t bytes = 0;        // the GPU buffers
+    std::uint32_t chunks = 1;       // row chunks (buffers), each within one storage binding
+    bool roundsActivations = false; // int8 activations (EngineOptions::int8Activations)
     double bitsPerWeight() const {
         return parameters ? 8.0 * double(bytes) / double(parameters) : 0;
     }
@@ -195,6 +200,12 @@ public:
     void setWeightFormat(WeightFormat format);
     WeightFormat weightFormat() const { return options_.weightFormat; }
     const std::vector<WeightMatrixInfo>& weightMatrices() const { return matrixInfo_; }
+    // Whether any matrix is read with int8 activations (EngineOptions::int8Activations).
+    bool roundsActivations() const {
+        for (const auto& m : matrixInfo_)
+            if (m.roundsActivations) return true;
+        return false;
+    }
 
     bool cached() const { return options_.cached; }
     void setCached(bool cached);

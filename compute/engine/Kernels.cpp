@@ -183,7 +183,27 @@ void Kernels::finishSpecialization(std::vector<std::uint32_t>& spec,
                                    const DeviceMatrix& weights) const {
     spec.resize(12, 0);
     spec.push_back(tuning_.broadcastInput && !tuning_.splitColumns ? 1 : 0);
-    spec.push_back(weights.rowBlock); // ROW_BLOCK (shaders/code_layout.glsl)
+    spec.push_back(weights.rowBlock);                   // ROW_BLOCK (shaders/code_layout.glsl)
+    spec.push_back(roundsActivations(weights) ? 1 : 0); // INT8_ACTIVATIONS (matvec_core.glsl)
+}
+
+bool Kernels::roundsActivations(const DeviceMatrix& weights) const {
+    if (!tuning_.int8Activations || tuning_.splitColumns || !tuning_.broadcastInput ||
+        tuning_.workgroup != 8)
+        return false;
+    // The formats that take matvec_core's whole-word nibble path (WEIGHT_NIBBLES).
+    switch (weights.format) {
+    case WeightFormat::Q4_0:
+    case WeightFormat::Q4_1:
+    case WeightFormat::Int4Row:
+    case WeightFormat::Int4Tensor:
+        return true;
+    case WeightFormat::Int4G64:
+    case WeightFormat::Int4G128:
+        return weights.alignedGroups;
+    default:
+        return false;
+    }
 }
 
 std::uint32_t Kernels::rowGroups(std::uint32_t rows, const MatvecShape& shape) const {

@@ -22,6 +22,8 @@ struct KernelTuning {
     std::uint32_t prefillSlots = 2;  // ... for larger batches
     std::uint32_t prefillTokens = 8; // tokens per workgroup for larger batches
     std::uint32_t attentionWorkgroup = 8;
+    // Asked for by EngineOptions::int8Activations; applies where roundsActivations() says.
+    bool int8Activations = false;
 
     static KernelTuning forDevice(const DeviceInfo& info);
 };
@@ -125,6 +127,11 @@ public:
     void argmax(CommandRecorder& recorder, const Buffer& logits, std::uint32_t cols,
                 std::uint32_t stride, std::uint32_t rows, const Buffer& result,
                 const std::string& label = "argmax");
+
+    // Whether the kernels reading `weights` round their activations to 8 bits per 32 columns
+    // and multiply in integers (INT8_ACTIVATIONS, shaders/matvec_core.glsl): asked for, a
+    // 4-bit format with whole-word blocks, and the broadcast path with 8 lanes (lavapipe).
+    bool roundsActivations(const DeviceMatrix& weights) const;
 
 private:
     // texelFormats: per binding, which are texel buffers (see Pipeline); the shader name

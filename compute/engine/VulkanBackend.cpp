@@ -8,6 +8,7 @@ VulkanBackend::VulkanBackend(std::shared_ptr<Engine> engine, SequenceId sequence
 std::string VulkanBackend::name() const {
     return "vulkan (" + engine_->context().info().name + ", " +
            std::string(weightFormatName(engine_->options().weightFormat)) +
+           (engine_->roundsActivations() ? ", int8 activations" : "") +
            (engine_->cached() ? ", cached)" : ", uncached)");
 }
 

@@ -130,7 +130,8 @@ BatchSweepResult runBatchSweep(Engine& engine, const BatchSweepOptions& options)
 
     BatchSweepResult result;
     result.device = engine.context().info().name;
-    result.weightFormat = std::string(weightFormatName(engine.weightFormat()));
+    result.weightFormat = std::string(weightFormatName(engine.weightFormat())) +
+                          (engine.roundsActivations() ? ", int8 activations" : "");
     result.context = options.context;
     result.steps = options.steps;
     result.kneeFraction = options.kneeFraction;

@@ -1,9 +1,12 @@
 // The Vulkan runtime below the kernels: device enumeration and choice, buffers, the
-// validation log (which must really count errors), and the bounded fence wait.
+// validation log (which must really count errors), the bounded fence wait, and the
+// dispatch-floor probe that `bench` adds to its roofline.
 #include "compute/engine/Kernels.hpp"
+#include "compute/vulkan/DispatchProbe.hpp"
 
 #include <QtTest>
 
+#include <cmath>
 #include <cstdlib>
 
 using namespace inferscope::compute;
@@ -113,6 +116,23 @@ private slots:
         recorder.begin();
         kernels.matvec(recorder, args, "again");
         recorder.submitAndWait();
+        QCOMPARE(context.validationLog().errors(), 0u);
+    }
+
+    // The floor is per dispatch of the timed run: twice the dispatches take longer in all
+    // (best of several runs each), and the figure is that run's time over its dispatches.
+    void dispatchFloorIsPerDispatch() {
+        VulkanContext context;
+        const auto few = measureDispatchFloor(context, 32, 3);
+        const auto many = measureDispatchFloor(context, 512, 3);
+        QCOMPARE(few.dispatches, 32u);
+        QCOMPARE(many.dispatches, 512u);
+        QVERIFY(few.seconds > 0 && std::isfinite(few.seconds));
+        QVERIFY(many.seconds > few.seconds);
+        QCOMPARE(many.microsecondsPerDispatch, many.seconds / 512 * 1e6);
+        QVERIFY(many.microsecondsPerDispatch < 10'000); // a dispatch is not 10 ms
+        qInfo("dispatch floor: %.1f us (32 dispatches), %.1f us (512)", few.microsecondsPerDispatch,
+              many.microsecondsPerDispatch);
         QCOMPARE(context.validationLog().errors(), 0u);
     }
 };

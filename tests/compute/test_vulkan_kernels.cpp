@@ -8,6 +8,7 @@
 // rounding: 1e-3 relative. Attention (online softmax in f32): 1e-4 absolute on outputs
 // of magnitude <= 1.
 #include "compute/engine/Kernels.hpp"
+#include "compute/formats/ActivationRounding.hpp"
 #include "compute/formats/DeviceCodeLayout.hpp"
 #include "models/formats/TensorType.hpp"
 
@@ -71,6 +72,7 @@ class VulkanKernelsTest : public QObject {
         return {7, 577};
     }
     std::unique_ptr<CommandRecorder> recorder_;
+    std::uint64_t roundingVisible_ = 0; // results whose rounding of x exceeds the tolerance
 
     Buffer deviceVector(const std::vector<float>& values, const char* label) {
         Buffer buffer(*context_, std::max<std::size_t>(16, values.size() * 4),
@@ -134,6 +136,9 @@ class VulkanKernelsTest : public QObject {
         const auto probe = probeBuffer.read<float>(probeBase + c.rows);
 
         std::vector<float> expectedProbe(c.rows, 0.0f);
+        // Kernels that round their activations (INT8_ACTIVATIONS) compute with xhat, the
+        // rounding of x * normWeight (compute/formats/ActivationRounding.hpp).
+        const bool rounds = kernels_->roundsActivations(matrix);
         for (std::uint32_t t = 0; t < c.tokens; ++t) {
             const float* x = input.data() + std::size_t(c.gather ? gather[t] : t) * c.cols;
             double scale = 1.0;
@@ -142,18 +147,25 @@ class VulkanKernelsTest : public QObject {
                 for (std::uint32_t i = 0; i < c.cols; ++i) squares += double(x[i]) * x[i];
                 scale = 1.0 / std::sqrt(squares / c.cols + 1e-5);
             }
+            std::vector<float> unscaled(x, x + c.cols);
+            if (c.norm)
+                for (std::uint32_t i = 0; i < c.cols; ++i) unscaled[i] = x[i] * normWeight[i];
+            const auto used = rounds ? roundActivationsInt8(unscaled) : unscaled;
             for (std::uint32_t r = 0; r < c.rows; ++r) {
-                double sum = 0, magnitude = 0;
+                double sum = 0, magnitude = 0, unrounded = 0;
                 for (std::uint32_t i = 0; i < c.cols; ++i) {
-                    const double xi = c.norm ? x[i] * scale * normWeight[i] : x[i];
-                    sum += cpuWeights[std::size_t(r) * c.cols + i] * xi;
-                    magnitude += std::abs(cpuWeights[std::size_t(r) * c.cols + i] * xi);
+                    const double w = cpuWeights[std::size_t(r) * c.cols + i];
+                    sum += w * used[i] * scale;
+                    unrounded += w * unscaled[i] * scale;
+                    magnitude += std::abs(w * used[i] * scale);
                 }
                 if (c.bias) sum += bias[r];
                 if (c.residual) sum += previous[std::size_t(t) * c.rows + r];
                 expectedProbe[r] = std::max<float>(expectedProbe[r], float(std::abs(sum)));
                 const float got = gpu[std::size_t(t) * c.rows + r];
                 const double tolerance = 1e-5 * (magnitude + std::abs(sum)) + 1e-6;
+                // The rounding must show: a kernel that kept float activations fails.
+                if (std::abs(unrounded - sum) > 10 * tolerance) ++roundingVisible_;
                 if (std::abs(got - sum) > tolerance) {
                     QFAIL(qPrintable(
                         QString("matvec rows=%1 cols=%2 tokens=%3 %4: token %5 row %6 "
@@ -229,6 +241,45 @@ private slots:
                 }
             }
         }
+    }
+
+    // INT8_ACTIVATIONS (EngineOptions::int8Activations): every 4-bit format that takes it,
+    // decode (1 token) and the prefill tile, with and without the folded norm,
+    // against the CPU sum over the rounded activations.
+    void matvecInt8Activations() {
+        auto tuning = variants_.front()->tuning();
+        tuning.int8Activations = true;
+        Kernels rounding(*context_, tuning);
+        const std::vector<float> probeRow(64, 1.0f);
+        auto probe = uploadMatrix(*context_, probeRow, 1, 64, WeightFormat::Q4_1, "probe");
+        if (!rounding.roundsActivations(probe))
+            QSKIP("this device's kernels have no 8-lane broadcast path (int8 activations are "
+                  "for lavapipe on 256-bit vectors)");
+        kernels_ = &rounding;
+        roundingVisible_ = 0;
+        std::uint32_t seed = 700;
+        for (auto format :
+             {WeightFormat::Q4_0, WeightFormat::Q4_1, WeightFormat::Int4G64, WeightFormat::Int4G128,
+              WeightFormat::Int4Row, WeightFormat::Int4Tensor}) {
+            const std::uint32_t cols = 576;
+            {
+                const std::vector<float> one(std::size_t(64) * cols, 0.5f);
+                QVERIFY(rounding.roundsActivations(
+                    uploadMatrix(*context_, one, 64, cols, format, "check")));
+                for (std::uint32_t tokens : {1u, 21u}) {
+                    runMatvec({64, cols, tokens, format, false, false, false, false, false},
+                              seed++);
+                    runMatvec({33, cols, tokens, format, true, true, true, false, true}, seed++);
+                    if (QTest::currentTestFailed()) return;
+                }
+            }
+        }
+        QVERIFY2(roundingVisible_ > 0, "no result showed the activations' rounding");
+        // Float formats keep float activations whatever is asked.
+        const std::vector<float> f16Row(64, 1.0f);
+        QVERIFY(!rounding.roundsActivations(
+            uploadMatrix(*context_, f16Row, 1, 64, WeightFormat::F16, "f16")));
+        QVERIFY(!variants_.front()->roundsActivations(probe));
     }
 
     // Two functions, the CPU-style row layouts (variants 0-1) and the GPU-style split layouts
