@@ -20,8 +20,7 @@ DispatchFloorMeasurement measureDispatchFloor(const VulkanContext& context,
     Buffer source(context, std::uint64_t(lanes) * 16, BufferKind::DeviceLocal, "dispatch source");
     Buffer sums(context, std::uint64_t(lanes) * sizeof(float), BufferKind::DeviceLocal,
                 "dispatch sums");
-    Pipeline pipeline(context, "stream_read", 2, 8, {lanes, 1u},
-                      {vk::Format::eR32G32B32A32Sfloat});
+    Pipeline pipeline(context, "stream_read", 2, 8, {lanes, 1u}, {vk::Format::eR32G32B32A32Sfloat});
     CommandRecorder recorder(context, 8);
     struct Push {
         std::uint32_t vec4Count;
