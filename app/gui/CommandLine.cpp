@@ -56,6 +56,11 @@ CommandLineOptions parseCommandLine(const QStringList& arguments, QString* error
                              "factor");
     QCommandLineOption backend(
         "backend", "Backend: 'vulkan' (the first device), 'vulkan:N' or 'cpu'.", "name");
+    QCommandLineOption int8Activations(
+        "int8-activations",
+        "Vulkan engine: int8 activations on the 4-bit formats (as llama.cpp's CPU backend).");
+    QCommandLineOption noInt8Activations("no-int8-activations",
+                                         "Vulkan engine: float activations (the default).");
     QCommandLineOption tab("tab", "Panel to show, by id: " + panelIds().join(", ") + ".", "id");
     QCommandLineOption layer("layer", "Layer the activation panels show (after the run).", "n");
     QCommandLineOption run("run", "Generate once the model is loaded.");
@@ -66,8 +71,8 @@ CommandLineOptions parseCommandLine(const QStringList& arguments, QString* error
     QCommandLineOption screenshot("screenshot", "Save the whole window as a PNG file when done.",
                                   "file");
     QCommandLineOption quit("quit", "Quit when the steps above are done (status 1 if one failed).");
-    parser.addOptions({model, prompt, maxTokens, noChat, chat, scale, backend, tab, layer, run,
-                       exportTo, screenshot, quit});
+    parser.addOptions({model, prompt, maxTokens, noChat, chat, scale, backend, int8Activations,
+                       noInt8Activations, tab, layer, run, exportTo, screenshot, quit});
     CommandLineOptions options;
     // parse(), not process(): process() exits the program, and prints nothing useful before
     // a display exists; the caller prints and exits instead.
@@ -123,6 +128,17 @@ CommandLineOptions parseCommandLine(const QStringList& arguments, QString* error
         *error = "--backend wants cpu, vulkan or vulkan:N";
         return options;
     }
+    if (parser.isSet(int8Activations) && parser.isSet(noInt8Activations)) {
+        *error = "--int8-activations and --no-int8-activations contradict each other";
+        return options;
+    }
+    if (parser.isSet(int8Activations) || parser.isSet(noInt8Activations)) {
+        if (options.backend == "cpu") {
+            *error = "--int8-activations is for the Vulkan engine, not --backend cpu";
+            return options;
+        }
+        options.int8Activations = parser.isSet(int8Activations);
+    }
     options.tab = parser.value(tab);
     if (parser.isSet(tab) && !panelIds().contains(options.tab)) {
         *error = "--tab: no panel '" + options.tab + "'; the panels are " + panelIds().join(", ");
@@ -152,6 +168,8 @@ void ScriptRunner::start() {
     if (options_.maxTokens) window_.maxTokensBox()->setValue(*options_.maxTokens);
     if (options_.chat) window_.chatToggle()->setChecked(*options_.chat);
     if (options_.scale) window_.setPresentationScale(*options_.scale);
+    // Before the backend: a load the backend choice starts then has both.
+    if (options_.int8Activations) window_.setInt8Activations(*options_.int8Activations);
     if (!options_.backend.isEmpty())
         window_.setBackendChoice(BackendChoice::fromKey(options_.backend));
     if (!options_.tab.isEmpty()) window_.showPanel(options_.tab);

@@ -21,8 +21,9 @@ struct CommandLineOptions {
     std::optional<int> maxTokens;
     std::optional<bool> chat;
     std::optional<double> scale;
-    QString backend;          // "cpu", "vulkan" or "vulkan:<device>"; empty: the window's choice
-    QString tab;              // the panel (its id) to show, e.g. for --screenshot
+    QString backend; // "cpu", "vulkan" or "vulkan:<device>"; empty: the window's choice
+    std::optional<bool> int8Activations; // --int8-activations / --no-...; unset: the window's
+    QString tab;                         // the panel (its id) to show, e.g. for --screenshot
     std::optional<int> layer; // the shared selection's layer, set once the run's data is in
     bool run = false;
     QString exportFolder;

@@ -310,10 +310,22 @@ void MainWindow::setBackendChoice(const BackendChoice& choice) {
     int index = backendBox_->findData(choice.key());
     if (index < 0) return; // no such device here
     backendBox_->setCurrentIndex(index);
-    const bool changed = !(choice == backendChoice_);
-    backendChoice_ = choice;
+    BackendChoice next = choice;
+    next.int8Activations = int8Check_->isChecked(); // the device list's keys do not carry it
+    const bool changed = !(next == backendChoice_);
+    backendChoice_ = next;
     settings_.backend = choice.key();
     if (changed && hasModel()) loadModel(modelPath_);
+}
+
+void MainWindow::setInt8Activations(bool on) {
+    int8Check_->setChecked(on);
+    if (factoryInjected_ || backendChoice_.int8Activations == on) return;
+    backendChoice_.int8Activations = on;
+    settings_.int8Activations = on;
+    // An engine build option (the kernels' specialization): the model loads again with it.
+    if (hasModel()) loadModel(modelPath_);
+    updateActions();
 }
 
 void MainWindow::showPanel(const QString& panelId) {

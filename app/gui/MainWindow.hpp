@@ -89,6 +89,7 @@ public:
     widgets::LabSelection* selection() const { return selection_; }
     QComboBox* backendBox() const { return backendBox_; }
     QCheckBox* profileToggle() const { return profileCheck_; }
+    QCheckBox* int8ActivationsToggle() const { return int8Check_; }
     QPlainTextEdit* promptEditor() const { return promptEdit_; }
     QPlainTextEdit* outputView() const { return outputEdit_; }
     QCheckBox* chatToggle() const { return chatCheck_; }
@@ -109,6 +110,8 @@ public slots:
     void setPresentationScale(double scale);
     // Picks the backend (and reloads the model on it, if one is loaded).
     void setBackendChoice(const BackendChoice& choice);
+    // Int8 activations on the Vulkan engine (EngineOptions::int8Activations); reloads the model.
+    void setInt8Activations(bool on);
     void showPanel(const QString& panelId);
     // Cached then uncached, `tokens` greedy tokens each (false: busy or no model).
     bool compareCaching(int tokens);
@@ -216,6 +219,7 @@ private:
     widgets::LabSelection* selection_ = nullptr;
     QComboBox* backendBox_ = nullptr;
     QCheckBox* profileCheck_ = nullptr;
+    QCheckBox* int8Check_ = nullptr;
     QLabel* statusLabel_ = nullptr;
     QProgressBar* progress_ = nullptr;
     QToolButton* cancelLoadButton_ = nullptr;

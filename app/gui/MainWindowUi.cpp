@@ -106,12 +106,21 @@ void MainWindow::buildUi() {
     profileCheck_->setObjectName("profileKernels");
     profileCheck_->setToolTip(tr("Time every kernel with GPU timestamps; they put a barrier "
                                  "after each dispatch, so steps run slower while this is on"));
+    int8Check_ = new QCheckBox(tr("Int8 activations (as llama.cpp's CPU backend)"), backendGroup);
+    int8Check_->setObjectName("int8Activations");
+    int8Check_->setToolTip(
+        tr("Round each 32 activations to 8 bits and multiply integers, on the 4-bit formats "
+           "where the device has the 8-lane path (lavapipe); faster prompts and batches, no "
+           "longer exact to the stored weights. The backend name says where it applies; "
+           "switching reloads the model"));
     backendLayout->addWidget(backendBox_);
     backendLayout->addWidget(profileCheck_);
+    backendLayout->addWidget(int8Check_);
     column->addWidget(backendGroup);
     connect(backendBox_, &QComboBox::activated, this, [this](int index) {
         setBackendChoice(BackendChoice::fromKey(backendBox_->itemData(index).toString()));
     });
+    connect(int8Check_, &QCheckBox::clicked, this, &MainWindow::setInt8Activations);
 
     auto* promptBox = new QGroupBox(tr("Prompt"), controls);
     auto* promptLayout = new QVBoxLayout(promptBox);
@@ -349,6 +358,8 @@ void MainWindow::applySettingsToUi() {
     if (settings_.backend.isEmpty() || index < 0) index = 0;
     backendBox_->setCurrentIndex(index);
     backendChoice_ = BackendChoice::fromKey(backendBox_->itemData(index).toString());
+    backendChoice_.int8Activations = settings_.int8Activations;
+    int8Check_->setChecked(settings_.int8Activations);
 }
 
 void MainWindow::readSettingsFromUi() {
@@ -364,6 +375,7 @@ void MainWindow::readSettingsFromUi() {
     settings_.maxTokens = maxTokensSpin_->value();
     settings_.profileKernels = profileCheck_->isChecked();
     if (!factoryInjected_) settings_.backend = backendChoice_.key();
+    settings_.int8Activations = backendChoice_.int8Activations;
 }
 
 void MainWindow::saveSettings() {
@@ -388,6 +400,9 @@ void MainWindow::updateActions() {
     stopAction_->setEnabled(isGenerating());
     stopButton_->setEnabled(isGenerating());
     chatCheck_->setEnabled(!hasModel() || modelHasChat_);
+    int8Check_->setEnabled(!factoryInjected_ &&
+                           backendChoice_.kind == BackendChoice::Kind::Vulkan && !isBusy() &&
+                           !isLoading());
     progress_->setVisible(isLoading());
     cancelLoadButton_->setVisible(isLoading());
     deck_->caching()->setRunning(isComparing());

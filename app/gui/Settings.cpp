@@ -22,6 +22,7 @@ GuiSettings GuiSettings::load(const QSettings& s) {
     g.maxTokens = std::clamp(s.value("sampling/maxTokens", g.maxTokens).toInt(), 1, 4096);
     g.backend = s.value("backend/choice", g.backend).toString();
     g.profileKernels = s.value("backend/profileKernels", g.profileKernels).toBool();
+    g.int8Activations = s.value("backend/int8Activations", g.int8Activations).toBool();
     g.presentationScale =
         std::clamp(s.value("view/scale", g.presentationScale).toDouble(), 0.5, 3.0);
     g.geometry = s.value("view/geometry").toByteArray();
@@ -45,6 +46,7 @@ void GuiSettings::save(QSettings& s) const {
     s.setValue("view/scale", presentationScale);
     s.setValue("backend/choice", backend);
     s.setValue("backend/profileKernels", profileKernels);
+    s.setValue("backend/int8Activations", int8Activations);
     s.setValue("view/geometry", geometry);
     s.setValue("view/state", windowState);
 }

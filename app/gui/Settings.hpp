@@ -24,8 +24,9 @@ struct GuiSettings {
     double repeatPenalty = 1.0;
     int maxTokens = 64;
     double presentationScale = 1.0;
-    QString backend;             // BackendChoice::key(); empty: the first Vulkan device, else CPU
-    bool profileKernels = false; // GPU timestamps per kernel (serializes the work)
+    QString backend;              // BackendChoice::key(); empty: the first Vulkan device, else CPU
+    bool profileKernels = false;  // GPU timestamps per kernel (serializes the work)
+    bool int8Activations = false; // EngineOptions::int8Activations for the Vulkan engine
     QByteArray geometry;
     QByteArray windowState;
 

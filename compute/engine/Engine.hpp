@@ -206,6 +206,12 @@ public:
             if (m.roundsActivations) return true;
         return false;
     }
+    // What the matrices run as, for titles and backend names: "q4_1", or
+    // "q4_1, int8 activations" when roundsActivations().
+    std::string weightFormatLabel() const {
+        return std::string(weightFormatName(weightFormat())) +
+               (roundsActivations() ? ", int8 activations" : "");
+    }
 
     bool cached() const { return options_.cached; }
     void setCached(bool cached);

@@ -191,19 +191,8 @@ bool Kernels::roundsActivations(const DeviceMatrix& weights) const {
     if (!tuning_.int8Activations || tuning_.splitColumns || !tuning_.broadcastInput ||
         tuning_.workgroup != 8)
         return false;
-    // The formats that take matvec_core's whole-word nibble path (WEIGHT_NIBBLES).
-    switch (weights.format) {
-    case WeightFormat::Q4_0:
-    case WeightFormat::Q4_1:
-    case WeightFormat::Int4Row:
-    case WeightFormat::Int4Tensor:
-        return true;
-    case WeightFormat::Int4G64:
-    case WeightFormat::Int4G128:
-        return weights.alignedGroups;
-    default:
-        return false;
-    }
+    const auto& info = weightFormatInfo(weights.format);
+    return info.int8ActivationPath && (!info.alignedVariant || weights.alignedGroups);
 }
 
 std::uint32_t Kernels::rowGroups(std::uint32_t rows, const MatvecShape& shape) const {

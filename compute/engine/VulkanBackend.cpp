@@ -6,9 +6,7 @@ VulkanBackend::VulkanBackend(std::shared_ptr<Engine> engine, SequenceId sequence
     : engine_(std::move(engine)), sequence_(sequence) {}
 
 std::string VulkanBackend::name() const {
-    return "vulkan (" + engine_->context().info().name + ", " +
-           std::string(weightFormatName(engine_->options().weightFormat)) +
-           (engine_->roundsActivations() ? ", int8 activations" : "") +
+    return "vulkan (" + engine_->context().info().name + ", " + engine_->weightFormatLabel() +
            (engine_->cached() ? ", cached)" : ", uncached)");
 }
 

@@ -130,8 +130,7 @@ BatchSweepResult runBatchSweep(Engine& engine, const BatchSweepOptions& options)
 
     BatchSweepResult result;
     result.device = engine.context().info().name;
-    result.weightFormat = std::string(weightFormatName(engine.weightFormat())) +
-                          (engine.roundsActivations() ? ", int8 activations" : "");
+    result.weightFormat = engine.weightFormatLabel();
     result.context = options.context;
     result.steps = options.steps;
     result.kneeFraction = options.kneeFraction;

@@ -71,7 +71,7 @@ struct ExactnessCheck {
 
 struct BatchSweepResult {
     std::string device;
-    std::string weightFormat; // "q4_1", or "q4_1, int8 activations" (Engine::roundsActivations)
+    std::string weightFormat; // "q4_1", or "q4_1, int8 activations" (Engine::weightFormatLabel)
     std::uint32_t context = 0;
     std::uint32_t steps = 0;
     std::vector<std::uint32_t> requested;

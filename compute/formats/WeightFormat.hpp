@@ -63,6 +63,10 @@ struct WeightFormatInfo {
     // Kernels also built with ALIGNED_GROUPS (suffix "_aligned"), read when every row is a
     // whole number of groups (DeviceMatrix::alignedGroups).
     bool alignedVariant;
+    // The kernel (its "_aligned" variant where there is one) reads whole words of 4-bit codes
+    // (WEIGHT_NIBBLES in shaders/matvec_core.glsl), the path that can take int8 activations
+    // (Kernels::roundsActivations; the int8 kernel test runs every format marked here).
+    bool int8ActivationPath;
 
     // Bits per weight of a matrix with rows of `cols` weights (scales included).
     double bitsForRows(std::uint32_t cols) const {

@@ -1,12 +1,8 @@
 #include "compute/vulkan/BandwidthProbe.hpp"
 
-#include "compute/vulkan/Buffer.hpp"
-#include "compute/vulkan/CommandRecorder.hpp"
-#include "compute/vulkan/Pipeline.hpp"
+#include "compute/vulkan/StreamReadKernel.hpp"
 
 #include <algorithm>
-#include <chrono>
-#include <limits>
 
 namespace inferscope::compute {
 
@@ -21,36 +17,10 @@ BandwidthMeasurement measureReadBandwidth(const VulkanContext& context, std::uin
     const std::uint32_t workgroup = cpuDevice ? std::max<std::uint32_t>(info.subgroupSize, 1) : 256;
     const std::uint32_t lanes = cpuDevice ? workgroup * 16 : 256 * 1024;
 
-    Buffer source(context, bytes, BufferKind::DeviceLocal, "bandwidth source");
-    Buffer sums(context, std::uint64_t(lanes) * sizeof(float), BufferKind::DeviceLocal,
-                "bandwidth sums");
-    Pipeline pipeline(context, "stream_read", 2, 8, {workgroup, cpuDevice ? 1u : 0u},
-                      {vk::Format::eR32G32B32A32Sfloat});
-    CommandRecorder recorder(context, 8);
-    struct Push {
-        std::uint32_t vec4Count;
-        std::uint32_t lanes;
-    } push{static_cast<std::uint32_t>(bytes / 16), lanes};
-
-    // The first pass also fills the source (device memory starts undefined) and warms up.
-    recorder.begin();
-    recorder.fill(source, 0x3f800000u); // 1.0f
-    recorder.dispatch(pipeline, {{&source}, {&sums}}, push, (lanes + workgroup - 1) / workgroup);
-    recorder.submitAndWait();
-
+    StreamReadKernel kernel(context, bytes, workgroup, lanes, cpuDevice);
     BandwidthMeasurement best;
     best.bytes = bytes;
-    best.seconds = std::numeric_limits<double>::infinity();
-    for (int r = 0; r < std::max(1, repeats); ++r) {
-        recorder.begin();
-        recorder.dispatch(pipeline, {{&source}, {&sums}}, push,
-                          (lanes + workgroup - 1) / workgroup);
-        auto start = std::chrono::steady_clock::now();
-        recorder.submitAndWait();
-        double seconds =
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        best.seconds = std::min(best.seconds, seconds);
-    }
+    best.seconds = kernel.bestSubmitSeconds(1, repeats);
     best.gigabytesPerSecond = double(bytes) / best.seconds / 1e9;
     return best;
 }

@@ -86,6 +86,23 @@ private slots:
         QVERIFY2(error.contains("no-such-option"), qPrintable(error));
     }
 
+    void int8ActivationsIsAVulkanEngineOption() {
+        QString error;
+        auto unset = parseCommandLine({"inferscope", "--run"}, &error);
+        QVERIFY2(error.isEmpty(), qPrintable(error));
+        QVERIFY(!unset.int8Activations); // the window's saved choice stands
+        auto on = parseCommandLine({"inferscope", "--int8-activations"}, &error);
+        QVERIFY2(error.isEmpty(), qPrintable(error));
+        QCOMPARE(on.int8Activations, std::optional<bool>(true));
+        auto off = parseCommandLine({"inferscope", "--no-int8-activations"}, &error);
+        QCOMPARE(off.int8Activations, std::optional<bool>(false));
+        parseCommandLine({"inferscope", "--int8-activations", "--backend", "cpu"}, &error);
+        QVERIFY2(error.contains("Vulkan engine"), qPrintable(error));
+        error.clear();
+        parseCommandLine({"inferscope", "--int8-activations", "--no-int8-activations"}, &error);
+        QVERIFY2(error.contains("contradict"), qPrintable(error));
+    }
+
     void tabIdsAreTheWindowsPanels() {
         MainWindow window(cpuBackendFactory());
         QStringList ids;

@@ -461,12 +461,35 @@ void WindowTest::vulkanRunFillsTheLabPanels() {
         QCOMPARE(again.at(0).at(0).toBool(), true);
     }
 
+    // Int8 activations: an engine build option, so the toggle reloads the model with it, in
+    // the scheme chosen above; int4-row takes the integer path where the device has the
+    // 8-lane broadcast (lavapipe on 256-bit vectors), and the backend name says so.
+    {
+        QSignalSpy repacked(&window, &MainWindow::generationSchemeSwitched);
+        window.setGenerationScheme("int4-row");
+        QVERIFY(repacked.wait(scaledMs(30000)));
+        QVERIFY(window.int8ActivationsToggle()->isEnabled());
+        QSignalSpy loaded(&window, &MainWindow::modelLoaded);
+        window.int8ActivationsToggle()->click();
+        QVERIFY(loaded.wait(scaledMs(30000)));
+        QVERIFY(window.backendChoice().int8Activations);
+        QVERIFY2(window.backendName().contains("int4-row"), qPrintable(window.backendName()));
+        if (window.backendName().contains("256 bits"))
+            QVERIFY2(window.backendName().contains("int8 activations"),
+                     qPrintable(window.backendName()));
+        QSignalSpy rounded(&window, &MainWindow::generationFinished);
+        QVERIFY(window.generate());
+        QVERIFY(rounded.wait(scaledMs(30000)));
+        QCOMPARE(rounded.at(0).at(0).toBool(), true);
+    }
+
     // Back to the CPU reference: the model reloads there.
     QSignalSpy reloaded(&window, &MainWindow::modelLoaded);
     BackendChoice cpu;
     window.setBackendChoice(cpu);
     QVERIFY(reloaded.wait(scaledMs(20000)));
     QVERIFY2(window.backendName().startsWith("cpu"), qPrintable(window.backendName()));
+    QVERIFY(!window.int8ActivationsToggle()->isEnabled()); // the reference computes in fp32
 }
 
 void WindowTest::schemeReportsRunAndCancel() {
