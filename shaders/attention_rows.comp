@@ -67,8 +67,8 @@ void main() {
         const bool valid = first + lane <= last;
         const uint position = min(first + lane, last);
         const uint block = blockTables[info.sequence * p.maxBlocks + position / p.blockSize];
-        const uint kBase = kvIndex(block, 0, kvHead, position % p.blockSize, 0, p.kvHeads,
-                                   p.blockSize, p.headDim);
+        const uint offset = position % p.blockSize;
+        const uint kBase = kvIndex(block, 0, kvHead, offset, 0, p.kvHeads, p.blockSize, p.headDim);
         float score[GROUP];
         for (uint g = 0; g < GROUP; ++g) score[g] = 0.0;
         // headDim = WG x DIMS_PER_LANE: lane `source` holds dimensions
@@ -100,10 +100,12 @@ void main() {
         }
         const uint count = min(WG, last + 1 - first);
         for (uint j = 0; j < count; ++j) {
-            const uint positionJ = first + j;
+            // Position j's block and offset from the lane that took it for the scores: an
+            // integer division here would run lane by lane (lavapipe) once per position.
             const uint blockJ = subgroupShuffle(block, j);
-            const uint vBase = kvIndex(blockJ, 1, kvHead, positionJ % p.blockSize, dim0,
-                                       p.kvHeads, p.blockSize, p.headDim);
+            const uint offsetJ = subgroupShuffle(offset, j);
+            const uint vBase =
+                kvIndex(blockJ, 1, kvHead, offsetJ, dim0, p.kvHeads, p.blockSize, p.headDim);
             float v[DIMS_PER_LANE];
             for (uint d = 0; d < DIMS_PER_LANE; d += 8) {
                 vec4 low, high;

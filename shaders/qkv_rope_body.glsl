@@ -32,39 +32,64 @@ uint inputRow(uint token) { return token; }
 void main() {
     matvecCore();
     if (!laneWrites()) return;
+    // What depends on the pair alone, once per slot pair, and what depends on the token
+    // alone, once per token: on lavapipe every integer division and every storage-buffer
+    // read is a loop over the lanes, and in a prefill tile the inner loop runs
+    // SLOTS / 2 x TOKENS times (these epilogue costs made qkv_rope the slowest matrix
+    // kernel per multiply-add).
     const uint half_ = p.headDim / 2;
-    for (uint s = 0; s < SLOTS; s += 2) {
-        const uint localPair = slotOf(s) / 2;
-        if (localPair >= p.rows / 2) continue;
-        const uint pair = localPair + firstPair();
+    const uint pairSlots = SLOTS / 2;
+    bool pairValid[pairSlots];
+    uvec2 pairRows[pairSlots];
+    uint pairHead[pairSlots];
+    uint pairKvIndex[pairSlots]; // kvIndex of dims.x at block 0, offset 0 (K or V part)
+    uint pairDimStep[pairSlots]; // dims.y - dims.x
+    float pairFrequency[pairSlots];
+    vec2 pairBias[pairSlots];
+    for (uint k = 0; k < pairSlots; ++k) {
+        const uint localPair = slotOf(2 * k) / 2;
+        pairValid[k] = localPair < p.rows / 2;
+        const uint pair = min(localPair, p.rows / 2 - 1) + firstPair();
         const uvec2 rows = rowsOfPair(pair);
         const uint head = pair / half_;
-        const uint j = pair % half_;
         const uvec2 dims = rows - uvec2(head * p.headDim);
-        for (uint c = 0; c < TOKENS; ++c) {
-            const uint token = gl_WorkGroupID.y * TOKENS + c;
-            if (token >= p.tokens) continue;
-            vec2 v = vec2(dots[s][c], dots[s + 1][c]) * normScale[c];
-            if (BIAS) v += vec2(bias[rows.x], bias[rows.y]);
-            const TokenInfo info = tokenInfo[token];
-            if (head < p.heads + p.kvHeads) {
-                v = rotatePair(v.x, v.y, float(info.position) * ropeInvFrequency[j]);
-            }
+        pairRows[k] = rows;
+        pairHead[k] = head;
+        pairFrequency[k] = ropeInvFrequency[pair % half_];
+        pairBias[k] = BIAS ? vec2(bias[rows.x], bias[rows.y]) : vec2(0.0);
+        const bool isKey = head < p.heads + p.kvHeads;
+        const uint kvHead = head - p.heads - (isKey ? 0 : p.kvHeads);
+        pairKvIndex[k] =
+            kvIndex(0, isKey ? 0 : 1, head < p.heads ? 0 : kvHead, 0, dims.x, p.kvHeads,
+                    p.blockSize, p.headDim);
+        pairDimStep[k] = dims.y - dims.x;
+    }
+    // kvIndex is linear: block b, offset o add b * 2 * kvHeads * blockSize * headDim and
+    // o * headDim to the index at block 0, offset 0.
+    const uint blockStride = 2 * p.kvHeads * p.blockSize * p.headDim;
+    for (uint c = 0; c < TOKENS; ++c) {
+        const uint token = gl_WorkGroupID.y * TOKENS + c;
+        if (token >= p.tokens) continue;
+        const TokenInfo info = tokenInfo[token];
+        const uint blockIndex = info.position / p.blockSize;
+        const uint block = blockTables[info.sequence * p.maxBlocks + blockIndex];
+        const uint tokenKvBase =
+            block * blockStride + (info.position - blockIndex * p.blockSize) * p.headDim;
+        const float position = float(info.position);
+        for (uint k = 0; k < pairSlots; ++k) {
+            if (!pairValid[k]) continue;
+            const uint s = 2 * k;
+            vec2 v = vec2(dots[s][c], dots[s + 1][c]) * normScale[c] + pairBias[k];
+            const uint head = pairHead[k];
+            if (head < p.heads + p.kvHeads) v = rotatePair(v.x, v.y, position * pairFrequency[k]);
             if (head < p.heads) {
-                queries[token * p.outStride + rows.x] = v.x;
-                queries[token * p.outStride + rows.y] = v.y;
+                queries[token * p.outStride + pairRows[k].x] = v.x;
+                queries[token * p.outStride + pairRows[k].y] = v.y;
                 continue;
             }
-            const bool isKey = head < p.heads + p.kvHeads;
-            const uint kvHead = head - p.heads - (isKey ? 0 : p.kvHeads);
-            const uint block =
-                blockTables[info.sequence * p.maxBlocks + info.position / p.blockSize];
-            const uint offset = info.position % p.blockSize;
-            const uint kind = isKey ? 0 : 1;
-            kvCache[kvIndex(block, kind, kvHead, offset, dims.x, p.kvHeads, p.blockSize,
-                            p.headDim)] = float16_t(v.x);
-            kvCache[kvIndex(block, kind, kvHead, offset, dims.y, p.kvHeads, p.blockSize,
-                            p.headDim)] = float16_t(v.y);
+            const uint index = tokenKvBase + pairKvIndex[k];
+            kvCache[index] = float16_t(v.x);
+            kvCache[index + pairDimStep[k]] = float16_t(v.y);
         }
     }
 }
