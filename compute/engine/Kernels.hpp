@@ -21,6 +21,8 @@ struct KernelTuning {
     std::uint32_t decodeSlots = 2;   // rows per lane (or per workgroup) for 1-4 tokens
     std::uint32_t prefillSlots = 2;  // ... for larger batches
     std::uint32_t prefillTokens = 8; // tokens per workgroup for larger batches
+    // ... on matrices that round their activations (roundsActivations); 0: prefillTokens.
+    std::uint32_t int8PrefillTokens = 0;
     std::uint32_t attentionWorkgroup = 8;
     // Asked for by EngineOptions::int8Activations; applies where roundsActivations() says.
     bool int8Activations = false;
@@ -143,7 +145,7 @@ private:
         std::uint32_t rowSlots;
         std::uint32_t tokensPerGroup;
     };
-    MatvecShape shapeFor(std::uint32_t tokens, bool pairs) const;
+    MatvecShape shapeFor(std::uint32_t tokens, bool pairs, const DeviceMatrix& weights) const;
     std::vector<std::uint32_t> coreSpecialization(const MatvecShape& shape, bool norm) const;
     // Pads the body's constants to id 11, then appends BROADCAST_X (12) and the matrix's
     // ROW_BLOCK (13).
