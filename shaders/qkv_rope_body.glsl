@@ -43,7 +43,6 @@ void main() {
     uvec2 pairRows[pairSlots];
     uint pairHead[pairSlots];
     uint pairKvIndex[pairSlots]; // kvIndex of dims.x at block 0, offset 0 (K or V part)
-    uint pairDimStep[pairSlots]; // dims.y - dims.x
     float pairFrequency[pairSlots];
     vec2 pairBias[pairSlots];
     for (uint k = 0; k < pairSlots; ++k) {
@@ -62,19 +61,16 @@ void main() {
         pairKvIndex[k] =
             kvIndex(0, isKey ? 0 : 1, head < p.heads ? 0 : kvHead, 0, dims.x, p.kvHeads,
                     p.blockSize, p.headDim);
-        pairDimStep[k] = dims.y - dims.x;
     }
-    // kvIndex is linear: block b, offset o add b * 2 * kvHeads * blockSize * headDim and
-    // o * headDim to the index at block 0, offset 0.
-    const uint blockStride = 2 * p.kvHeads * p.blockSize * p.headDim;
     for (uint c = 0; c < TOKENS; ++c) {
         const uint token = gl_WorkGroupID.y * TOKENS + c;
         if (token >= p.tokens) continue;
         const TokenInfo info = tokenInfo[token];
         const uint blockIndex = info.position / p.blockSize;
         const uint block = blockTables[info.sequence * p.maxBlocks + blockIndex];
-        const uint tokenKvBase =
-            block * blockStride + (info.position - blockIndex * p.blockSize) * p.headDim;
+        // kvIndex is linear: the pair's index at block 0, offset 0 plus the token's here.
+        const uint tokenKvBase = kvIndex(block, 0, 0, info.position - blockIndex * p.blockSize,
+                                         0, p.kvHeads, p.blockSize, p.headDim);
         const float position = float(info.position);
         for (uint k = 0; k < pairSlots; ++k) {
             if (!pairValid[k]) continue;
@@ -89,7 +85,7 @@ void main() {
             }
             const uint index = tokenKvBase + pairKvIndex[k];
             kvCache[index] = float16_t(v.x);
-            kvCache[index + pairDimStep[k]] = float16_t(v.y);
+            kvCache[index + pairRows[k].y - pairRows[k].x] = float16_t(v.y);
         }
     }
 }

@@ -311,7 +311,7 @@ void MainWindow::setBackendChoice(const BackendChoice& choice) {
     if (index < 0) return; // no such device here
     backendBox_->setCurrentIndex(index);
     BackendChoice next = choice;
-    next.int8Activations = int8Check_->isChecked(); // the device list's keys do not carry it
+    next.int8Activations = backendChoice_.int8Activations; // the device keys do not carry it
     const bool changed = !(next == backendChoice_);
     backendChoice_ = next;
     settings_.backend = choice.key();
