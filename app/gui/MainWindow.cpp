@@ -312,6 +312,7 @@ void MainWindow::setBackendChoice(const BackendChoice& choice) {
     backendBox_->setCurrentIndex(index);
     BackendChoice next = choice;
     next.int8Activations = backendChoice_.int8Activations; // the device keys do not carry it
+    if (next.weightFormat.empty()) next.weightFormat = backendChoice_.weightFormat;
     const bool changed = !(next == backendChoice_);
     backendChoice_ = next;
     settings_.backend = choice.key();

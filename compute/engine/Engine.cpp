@@ -826,4 +826,25 @@ void Engine::runChunk(std::span<const TokenRow> rows, std::size_t firstRow,
     }
 }
 
+std::string Engine::weightFormatLabel() const {
+    std::string label(weightFormatName(weightFormat()));
+    if (weightFormat() == WeightFormat::AsStored) {
+        std::vector<std::pair<WeightFormat, std::uint64_t>> used; // format, parameters
+        for (const auto& m : matrixInfo_) {
+            if (m.name == "token_embd") continue; // the lookup table: f16 or f32 in any format
+            auto found = std::find_if(used.begin(), used.end(),
+                                      [&](const auto& u) { return u.first == m.format; });
+            if (found == used.end())
+                used.push_back({m.format, m.parameters});
+            else
+                found->second += m.parameters;
+        }
+        std::stable_sort(used.begin(), used.end(),
+                         [](const auto& a, const auto& b) { return a.second > b.second; });
+        for (std::size_t i = 0; i < used.size(); ++i)
+            label += (i == 0 ? ": " : " + ") + std::string(weightFormatName(used[i].first));
+    }
+    return label + (roundsActivations() ? ", int8 activations" : "");
+}
+
 } // namespace inferscope::compute

@@ -207,11 +207,10 @@ public:
         return false;
     }
     // What the matrices run as, for titles and backend names: "q4_1", or
-    // "q4_1, int8 activations" when roundsActivations().
-    std::string weightFormatLabel() const {
-        return std::string(weightFormatName(weightFormat())) +
-               (roundsActivations() ? ", int8 activations" : "");
-    }
+    // "q4_1, int8 activations" when roundsActivations(); for AsStored the formats the file's
+    // types gave to the matrices (the embedding lookup aside), most parameters first:
+    // "as-stored: q4_1 + q8_0".
+    std::string weightFormatLabel() const;
 
     bool cached() const { return options_.cached; }
     void setCached(bool cached);

@@ -345,6 +345,15 @@ void WindowTest::vulkanRunFillsTheLabPanels() {
     QVERIFY(QTest::qWaitForWindowExposed(&window));
     QVERIFY(loadInto(window, modelPath_));
     QVERIFY2(window.backendName().startsWith("vulkan"), qPrintable(window.backendName()));
+    // Until a scheme is picked the engine runs the file's own types (f32 in this synthetic
+    // file), and the backend name and the scheme box say so.
+    QCOMPARE(window.backendChoice().weightFormat, std::string(kDefaultGenerationFormat));
+    QVERIFY2(window.backendName().contains("as-stored: fp32"), qPrintable(window.backendName()));
+    {
+        auto* box = window.schemesPanel()->findChild<QComboBox*>("generationScheme");
+        QVERIFY(box);
+        QCOMPARE(box->currentText(), QString(kDefaultGenerationFormat));
+    }
 
     GapMeter meter;
     window.promptEditor()->setPlainText("the quick brown fox jumps over the lazy dog");
@@ -490,6 +499,8 @@ void WindowTest::vulkanRunFillsTheLabPanels() {
     QVERIFY(reloaded.wait(scaledMs(20000)));
     QVERIFY2(window.backendName().startsWith("cpu"), qPrintable(window.backendName()));
     QVERIFY(!window.int8ActivationsToggle()->isEnabled()); // the reference computes in fp32
+    // The scheme picked above stays chosen for the next Vulkan load.
+    QCOMPARE(window.backendChoice().weightFormat, std::string("int4-row"));
 }
 
 void WindowTest::schemeReportsRunAndCancel() {

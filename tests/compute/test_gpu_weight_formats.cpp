@@ -550,6 +550,7 @@ private slots:
         for (const auto& info : engine.weightMatrices()) {
             if (info.name != "token_embd") QCOMPARE(info.format, WeightFormat::Q4_1);
         }
+        QCOMPARE(engine.weightFormatLabel(), std::string("as-stored: q4_1"));
         // The file's values are what "as stored" computes with (the table rounds to f16).
         models::ReferenceTransformer asStored(
             model.config, quantizedReference(weights, model.config, WeightFormat::F32), 2);

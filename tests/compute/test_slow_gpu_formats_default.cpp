@@ -54,6 +54,8 @@ private slots:
         }
         QCOMPARE(engine.weightMatrices().back().name, std::string("output (tied)"));
         QCOMPARE(engine.weightMatrices().back().format, WeightFormat::Q8_0);
+        // The label names what the file gave: Q4_1 layers, the tied Q8_0 head.
+        QCOMPARE(engine.weightFormatLabel(), std::string("as-stored: q4_1 + q8_0"));
 
         models::ReferenceTransformer reference(model_->config,
                                                models::dequantizeAll(model_->weights), 2);
