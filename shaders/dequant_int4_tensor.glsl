@@ -8,10 +8,11 @@
 
 vec4 weightQuants(uint c) { return vec4(nibbleCodes(c)) - 8.0; }
 float weightScale(uint e) { return scaleHalf(e / p.wStride); }
+// matvec_core.glsl loads a row's scale once per slot (rowScale) instead of dividing per chunk.
+#define ROW_SCALES
+float rowScale(uint row) { return scaleHalf(row); }
 // Whole-word path of matvec_core.glsl: w = code * scale + min per block.
 #define WEIGHT_NIBBLES
-vec2 weightScaleMin(uint e) {
-    const float scale = weightScale(e);
-    return vec2(scale, -8.0 * scale);
-}
+vec2 scaleMinOf(float scale) { return vec2(scale, -8.0 * scale); }
+vec2 weightScaleMin(uint e) { return scaleMinOf(weightScale(e)); }
 vec4 dequantize4(uint e, uint c) { return weightQuants(c) * weightScale(e); }

@@ -10,4 +10,7 @@
 
 vec4 weightQuants(uint c) { return int8Codes(c); }
 float weightScale(uint e) { return scaleHalf(e / p.wStride); }
+// matvec_core.glsl loads a row's scale once per slot (rowScale) instead of dividing per chunk.
+#define ROW_SCALES
+float rowScale(uint row) { return scaleHalf(row); }
 vec4 dequantize4(uint e, uint c) { return weightQuants(c) * weightScale(e); }

@@ -53,6 +53,31 @@ uint tokenOf(uint c) { return min(gl_WorkGroupID.y * TOKENS + c, p.tokens - 1); 
 // Whether this lane writes the results of its slots (one writer per row).
 bool laneWrites() { return !SPLIT_COLUMNS || gl_LocalInvocationID.x == 0; }
 
+#ifdef ROW_SCALES
+float slotScales[SLOTS]; // one scale per row (per-row and per-tensor formats), loaded once
+#endif
+// The scale (and offset) of the chunk of slot s at row-major element e: per-row formats take
+// the slot's loaded scale (a division and a fetch per chunk otherwise, both lane by lane on
+// lavapipe), the others their block's.
+#ifdef WEIGHT_NIBBLES
+vec2 chunkScaleMin(uint s, uint e) {
+#ifdef ROW_SCALES
+    return scaleMinOf(slotScales[s]);
+#else
+    return weightScaleMin(e);
+#endif
+}
+#endif
+#if defined(WEIGHT_BLOCK) && !defined(WEIGHT_NIBBLES)
+float chunkScale(uint s, uint e) {
+#ifdef ROW_SCALES
+    return slotScales[s];
+#else
+    return weightScale(e);
+#endif
+}
+#endif
+
 #ifdef WEIGHT_NIBBLES
 // One chunk of 32 columns (8 lanes x 4) of every slot's row with 8-bit activations.
 // Each lane rounds its 4 activations to xq = roundEven(x * 127 / amax), amax over the chunk,
@@ -98,7 +123,7 @@ void nibbleChunkInt8(uint i0, vec4 xs[TOKENS], uint wBase[SLOTS], uint cBase[SLO
         }
         const uint halves = (codeBytes & 0x00ff00ffu) + ((codeBytes >> 8) & 0x00ff00ffu);
         const int codeSum = int((halves & 0xffffu) + (halves >> 16));
-        const vec2 scaleMin = weightScaleMin(wBase[s] + i0 * 4);
+        const vec2 scaleMin = chunkScaleMin(s, wBase[s] + i0 * 4);
         for (uint c = 0; c < TOKENS; ++c)
             dots[s][c] += xScale[c] * (scaleMin.x * float(codeDots[c] - 128 * codeSum) +
                                        scaleMin.y * float(xqSum[c]));
@@ -115,6 +140,9 @@ void matvecCore() {
         const uint row = weightRow(slotOf(s));
         wBase[s] = row * p.wStride;
         cBase[s] = codeRowBase(row, p.wStride);
+#ifdef ROW_SCALES
+        slotScales[s] = rowScale(row);
+#endif
     }
     uint xBase[TOKENS];
     float sumSquares[TOKENS];
@@ -174,7 +202,7 @@ void matvecCore() {
                 float chunkSum[TOKENS];
                 for (uint c = 0; c < TOKENS; ++c) chunkSum[c] = subgroupAdd(dot(xs[c], vec4(1.0)));
                 for (uint s = 0; s < SLOTS; ++s) {
-                    const vec2 scaleMin = weightScaleMin(wBase[s] + i0 * 4);
+                    const vec2 scaleMin = chunkScaleMin(s, wBase[s] + i0 * 4);
                     for (uint c = 0; c < TOKENS; ++c)
                         dots[s][c] += scaleMin.x * codeDots[s][c] + scaleMin.y * chunkSum[c];
                 }
@@ -186,7 +214,7 @@ void matvecCore() {
             // size: one scale load per row and chunk.
             const bool oneBlock = WEIGHT_BLOCK % (WG * 4) == 0;
             float blockScale[SLOTS];
-            for (uint s = 0; s < SLOTS; ++s) blockScale[s] = weightScale(wBase[s] + i0 * 4);
+            for (uint s = 0; s < SLOTS; ++s) blockScale[s] = chunkScale(s, wBase[s] + i0 * 4);
 #endif
 #ifdef WEIGHT_BYTES
             // 8-bit codes inside one block: four words (16 codes) per fetch (see the nibble
