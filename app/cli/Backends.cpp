@@ -30,6 +30,8 @@ BackendArguments backendArguments(const Arguments& a) {
             throw UsageError("unknown weight format '" + *format +
                              "' (known: " + compute::weightFormatNames() + ")");
         result.choice.weightFormat = *format;
+    } else if (result.vulkan()) {
+        result.choice.weightFormat = compute::kDefaultWeightFormat; // as the window starts
     }
     return result;
 }

@@ -35,14 +35,6 @@ class LabSelection;
 
 namespace inferscope::gui {
 
-// The window generates with each matrix in its stored type where a kernel reads it (the
-// file's own codes, exact to the file; on a quantized file also the fewest bytes per step)
-// until the user picks a scheme. On lavapipe (2 cores), default model, one run of `bench
-// --formats as-stored,fp16`: decode 26.0 / 28.6 ms per step at C = 16 / 256 as stored (q4_1
-// layers, q8_0 head) against 38.7 / 45.7 ms as fp16; a 64-token prompt 124.5 against 87.1
-// tokens/s.
-inline constexpr const char* kDefaultGenerationFormat = "as-stored";
-
 class MainWindow : public QMainWindow {
     Q_OBJECT
 public:
@@ -200,7 +192,7 @@ private:
     QThreadPool settingsWriter_;
     std::unique_ptr<widgets::LabJobs> jobs_;
     bool factoryInjected_ = false;
-    // The Vulkan engine's weight format starts as kDefaultGenerationFormat.
+    // The Vulkan engine's weight format starts as compute::kDefaultWeightFormat.
     BackendChoice backendChoice_;
     QString backendName_;
     compute::RunRecordPtr lastRun_; // for the status bar

@@ -358,7 +358,7 @@ void MainWindow::applySettingsToUi() {
     if (settings_.backend.isEmpty() || index < 0) index = 0;
     backendBox_->setCurrentIndex(index);
     backendChoice_ = BackendChoice::fromKey(backendBox_->itemData(index).toString());
-    backendChoice_.weightFormat = kDefaultGenerationFormat;
+    backendChoice_.weightFormat = compute::kDefaultWeightFormat;
     backendChoice_.int8Activations = settings_.int8Activations;
     int8Check_->setChecked(settings_.int8Activations);
 }

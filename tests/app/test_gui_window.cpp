@@ -347,12 +347,12 @@ void WindowTest::vulkanRunFillsTheLabPanels() {
     QVERIFY2(window.backendName().startsWith("vulkan"), qPrintable(window.backendName()));
     // Until a scheme is picked the engine runs the file's own types (f32 in this synthetic
     // file), and the backend name and the scheme box say so.
-    QCOMPARE(window.backendChoice().weightFormat, std::string(kDefaultGenerationFormat));
+    QCOMPARE(window.backendChoice().weightFormat, std::string(compute::kDefaultWeightFormat));
     QVERIFY2(window.backendName().contains("as-stored: fp32"), qPrintable(window.backendName()));
     {
         auto* box = window.schemesPanel()->findChild<QComboBox*>("generationScheme");
         QVERIFY(box);
-        QCOMPARE(box->currentText(), QString(kDefaultGenerationFormat));
+        QCOMPARE(box->currentText(), QString(compute::kDefaultWeightFormat));
     }
 
     GapMeter meter;
