@@ -6,10 +6,11 @@
 #include "quant_codes.glsl"
 
 vec4 weightQuants(uint c) { return vec4(nibbleCodes(c)) - 8.0; }
-float weightScale(uint e) { return scaleHalf(e / p.wStride); }
-// matvec_core.glsl loads a row's scale once per slot (rowScale) instead of dividing per chunk.
+// matvec_core.glsl loads a row's scale once per slot (ROW_SCALES); the element-wise paths
+// find the row of element e.
 #define ROW_SCALES
 float rowScale(uint row) { return scaleHalf(row); }
+float weightScale(uint e) { return rowScale(e / p.wStride); }
 // Whole-word path of matvec_core.glsl: w = code * scale + min per block.
 #define WEIGHT_NIBBLES
 vec2 scaleMinOf(float scale) { return vec2(scale, -8.0 * scale); }

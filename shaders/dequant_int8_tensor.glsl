@@ -1,7 +1,7 @@
 // Weight format int8-tensor: int8 codes q (-127..127), w = q * scale, one fp16 scale per source tensor
 // (repeated per row, so a fused Q|K|V keeps each tensor's own scale).
 // A row is one block: the broadcast path of matvec_core.glsl steps in chunks that never
-// cross a row (rows are padded to a multiple of 4 x WG), so one scale load per row and chunk.
+// cross a row (rows are padded to a multiple of 4 x WG), so a chunk's scale is its row's.
 #define WEIGHT_BLOCK 65536
 #define CODE_BITS 8
 #include "quant_codes.glsl"
@@ -9,8 +9,9 @@
 #define WEIGHT_BYTES
 
 vec4 weightQuants(uint c) { return int8Codes(c); }
-float weightScale(uint e) { return scaleHalf(e / p.wStride); }
-// matvec_core.glsl loads a row's scale once per slot (rowScale) instead of dividing per chunk.
+// matvec_core.glsl loads a row's scale once per slot (ROW_SCALES); the element-wise paths
+// find the row of element e.
 #define ROW_SCALES
 float rowScale(uint row) { return scaleHalf(row); }
+float weightScale(uint e) { return rowScale(e / p.wStride); }
 vec4 dequantize4(uint e, uint c) { return weightQuants(c) * weightScale(e); }

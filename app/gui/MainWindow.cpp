@@ -149,13 +149,12 @@ void MainWindow::onModelLoaded(const widgets::LoadedModelPtr& model) {
     chatCheck_->setChecked(modelHasChat_ && settings_.chat);
     // Two thirds of the way up, where the chapter looks (its layer 16 of 24).
     selection_->setLayer(int(model->card->config.layers) * 2 / 3);
-    const QString format = backendChoice_.weightFormat.empty()
-                               ? QString("fp16")
-                               : QString::fromStdString(backendChoice_.weightFormat);
-    deck_->schemes()->setGenerationScheme(
-        factoryInjected_ || backendChoice_.kind == BackendChoice::Kind::Cpu ? QString("fp32")
-                                                                            : format,
-        true);
+    // The window always names a format (compute::kDefaultWeightFormat until one is picked).
+    deck_->schemes()->setGenerationScheme(factoryInjected_ ||
+                                                  backendChoice_.kind == BackendChoice::Kind::Cpu
+                                              ? QString("fp32")
+                                              : QString::fromStdString(backendChoice_.weightFormat),
+                                          true);
     settings_.lastModel = path;
     settings_.firstStart = false;
     settings_.addRecentModel(path);
