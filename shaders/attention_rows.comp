@@ -53,9 +53,9 @@ void main() {
     float acc[GROUP][DIMS_PER_LANE];
     float runningMax[GROUP];
     float runningSum[GROUP];
-    for (uint g = 0; g < GROUP; ++g) {
+    [[unroll]] for (uint g = 0; g < GROUP; ++g) {
         const uint qBase = token * p.qStride + (kvHead * GROUP + g) * p.headDim + dim0;
-        for (uint d = 0; d < DIMS_PER_LANE; ++d) {
+        [[unroll]] for (uint d = 0; d < DIMS_PER_LANE; ++d) {
             q[g][d] = queries[qBase + d];
             acc[g][d] = 0.0;
         }
@@ -70,14 +70,14 @@ void main() {
         const uint offset = position % p.blockSize;
         const uint kBase = kvIndex(block, 0, kvHead, offset, 0, p.kvHeads, p.blockSize, p.headDim);
         float score[GROUP];
-        for (uint g = 0; g < GROUP; ++g) score[g] = 0.0;
+        [[unroll]] for (uint g = 0; g < GROUP; ++g) score[g] = 0.0;
         // headDim = WG x DIMS_PER_LANE: lane `source` holds dimensions
         // source * DIMS_PER_LANE ...; both loops have constant bounds and unroll.
-        for (uint source = 0; source < WG; ++source) {
-            for (uint d = 0; d < DIMS_PER_LANE; d += 8) {
+        [[unroll]] for (uint source = 0; source < WG; ++source) {
+            [[unroll]] for (uint d = 0; d < DIMS_PER_LANE; d += 8) {
                 vec4 kLow, kHigh;
                 kvHalves8(kBase + source * DIMS_PER_LANE + d, kLow, kHigh);
-                for (uint g = 0; g < GROUP; ++g) {
+                [[unroll]] for (uint g = 0; g < GROUP; ++g) {
                     const vec4 qLow = vec4(
                         subgroupShuffle(q[g][d], source), subgroupShuffle(q[g][d + 1], source),
                         subgroupShuffle(q[g][d + 2], source), subgroupShuffle(q[g][d + 3], source));
@@ -89,14 +89,14 @@ void main() {
             }
         }
         float weight[GROUP];
-        for (uint g = 0; g < GROUP; ++g) {
+        [[unroll]] for (uint g = 0; g < GROUP; ++g) {
             const float s = valid ? score[g] * p.scale : -3.0e38;
             const float newMax = max(runningMax[g], subgroupMax(s));
             const float correction = exp(runningMax[g] - newMax);
             weight[g] = valid ? exp(s - newMax) : 0.0;
             runningSum[g] = runningSum[g] * correction + subgroupAdd(weight[g]);
             runningMax[g] = newMax;
-            for (uint d = 0; d < DIMS_PER_LANE; ++d) acc[g][d] *= correction;
+            [[unroll]] for (uint d = 0; d < DIMS_PER_LANE; ++d) acc[g][d] *= correction;
         }
         const uint count = min(WG, last + 1 - first);
         for (uint j = 0; j < count; ++j) {
@@ -107,24 +107,25 @@ void main() {
             const uint vBase =
                 kvIndex(blockJ, 1, kvHead, offsetJ, dim0, p.kvHeads, p.blockSize, p.headDim);
             float v[DIMS_PER_LANE];
-            for (uint d = 0; d < DIMS_PER_LANE; d += 8) {
+            [[unroll]] for (uint d = 0; d < DIMS_PER_LANE; d += 8) {
                 vec4 low, high;
                 kvHalves8(vBase + d, low, high);
-                for (uint k = 0; k < 4; ++k) {
+                [[unroll]] for (uint k = 0; k < 4; ++k) {
                     v[d + k] = low[k];
                     v[d + 4 + k] = high[k];
                 }
             }
-            for (uint g = 0; g < GROUP; ++g) {
+            [[unroll]] for (uint g = 0; g < GROUP; ++g) {
                 const float w = subgroupShuffle(weight[g], j);
-                for (uint d = 0; d < DIMS_PER_LANE; ++d) acc[g][d] += w * v[d];
+                [[unroll]] for (uint d = 0; d < DIMS_PER_LANE; ++d) acc[g][d] += w * v[d];
             }
         }
     }
 
-    for (uint g = 0; g < GROUP; ++g) {
+    [[unroll]] for (uint g = 0; g < GROUP; ++g) {
         const uint base = token * p.outStride + (kvHead * GROUP + g) * p.headDim + dim0;
         const float inverse = 1.0 / runningSum[g];
-        for (uint d = 0; d < DIMS_PER_LANE; ++d) outValues[base + d] = acc[g][d] * inverse;
+        [[unroll]] for (uint d = 0; d < DIMS_PER_LANE; ++d)
+            outValues[base + d] = acc[g][d] * inverse;
     }
 }

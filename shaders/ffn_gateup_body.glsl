@@ -13,10 +13,10 @@ uint inputRow(uint token) { return token; }
 void main() {
     matvecCore();
     if (!laneWrites()) return;
-    for (uint s = 0; s < SLOTS; s += 2) {
+    [[unroll]] for (uint s = 0; s < SLOTS; s += 2) {
         const uint i = slotOf(s) / 2;
         if (i >= ffnSize()) continue;
-        for (uint c = 0; c < TOKENS; ++c) {
+        [[unroll]] for (uint c = 0; c < TOKENS; ++c) {
             const uint token = gl_WorkGroupID.y * TOKENS + c;
             if (token >= p.tokens) continue;
             const float gate = dots[s][c] * normScale[c];

@@ -18,10 +18,10 @@ uint inputRow(uint token) { return GATHER ? gatherRows[token] : token; }
 void main() {
     matvecCore();
     if (!laneWrites()) return;
-    for (uint s = 0; s < SLOTS; ++s) {
+    [[unroll]] for (uint s = 0; s < SLOTS; ++s) {
         const uint row = slotOf(s);
         if (row >= p.rows) continue;
-        for (uint c = 0; c < TOKENS; ++c) {
+        [[unroll]] for (uint c = 0; c < TOKENS; ++c) {
             const uint token = gl_WorkGroupID.y * TOKENS + c;
             if (token >= p.tokens) continue;
             float value = dots[s][c] * normScale[c];

@@ -91,7 +91,7 @@ void nibbleChunkInt8(uint i0, vec4 xs[TOKENS], uint wBase[SLOTS], uint cBase[SLO
     uvec4 pairs[TOKENS];
     float xScale[TOKENS];
     int xqSum[TOKENS];
-    for (uint c = 0; c < TOKENS; ++c) {
+    [[unroll]] for (uint c = 0; c < TOKENS; ++c) {
         const vec4 ax = abs(xs[c]);
         const float amax = subgroupMax(max(max(ax.x, ax.y), max(ax.z, ax.w)));
         xScale[c] = amax / 127.0;
@@ -102,21 +102,23 @@ void nibbleChunkInt8(uint i0, vec4 xs[TOKENS], uint wBase[SLOTS], uint cBase[SLO
         pairs[c] = mine | subgroupShuffleXor(mine, 1u);
     }
     uvec4 wordPairs[4][TOKENS];
-    for (uint k = 0; k < 4; ++k)
-        for (uint c = 0; c < TOKENS; ++c) wordPairs[k][c] = subgroupShuffle(pairs[c], 2 * k);
+    [[unroll]] for (uint k = 0; k < 4; ++k)
+        [[unroll]] for (uint c = 0; c < TOKENS; ++c)
+            wordPairs[k][c] = subgroupShuffle(pairs[c], 2 * k);
     uvec4 words[SLOTS];
-    for (uint s = 0; s < SLOTS; ++s) words[s] = weightWords4(codeElement(cBase[s], i0 * 4) >> 3);
-    for (uint s = 0; s < SLOTS; ++s) {
+    [[unroll]] for (uint s = 0; s < SLOTS; ++s)
+        words[s] = weightWords4(codeElement(cBase[s], i0 * 4) >> 3);
+    [[unroll]] for (uint s = 0; s < SLOTS; ++s) {
         int codeDots[TOKENS];
-        for (uint c = 0; c < TOKENS; ++c) codeDots[c] = 0;
+        [[unroll]] for (uint c = 0; c < TOKENS; ++c) codeDots[c] = 0;
         uint codeBytes = 0u; // byte sums of the codes: at most 4 words x 2 x 15 per byte
-        for (uint k = 0; k < 4; ++k) {
+        [[unroll]] for (uint k = 0; k < 4; ++k) {
             const uint low = words[s][k] & 0x0f0f0f0fu;
             const uint high = (words[s][k] >> 4) & 0x0f0f0f0fu;
             codeBytes += low + high;
             const uint p04 = low & 0x00ff00ffu, p26 = (low >> 8) & 0x00ff00ffu;
             const uint p15 = high & 0x00ff00ffu, p37 = (high >> 8) & 0x00ff00ffu;
-            for (uint c = 0; c < TOKENS; ++c) {
+            [[unroll]] for (uint c = 0; c < TOKENS; ++c) {
                 const uvec4 u = wordPairs[k][c];
                 codeDots[c] += int((p04 * u.x + p15 * u.y + p26 * u.z + p37 * u.w) >> 16);
             }
@@ -124,7 +126,7 @@ void nibbleChunkInt8(uint i0, vec4 xs[TOKENS], uint wBase[SLOTS], uint cBase[SLO
         const uint halves = (codeBytes & 0x00ff00ffu) + ((codeBytes >> 8) & 0x00ff00ffu);
         const int codeSum = int((halves & 0xffffu) + (halves >> 16));
         const vec2 scaleMin = chunkScaleMin(s, wBase[s] + i0 * 4);
-        for (uint c = 0; c < TOKENS; ++c)
+        [[unroll]] for (uint c = 0; c < TOKENS; ++c)
             dots[s][c] += xScale[c] * (scaleMin.x * float(codeDots[c] - 128 * codeSum) +
                                        scaleMin.y * float(xqSum[c]));
     }
@@ -136,7 +138,7 @@ void matvecCore() {
     // the device order (code_layout.glsl).
     uint wBase[SLOTS];
     uint cBase[SLOTS];
-    for (uint s = 0; s < SLOTS; ++s) {
+    [[unroll]] for (uint s = 0; s < SLOTS; ++s) {
         const uint row = weightRow(slotOf(s));
         wBase[s] = row * p.wStride;
         cBase[s] = codeRowBase(row, p.wStride);
@@ -146,10 +148,10 @@ void matvecCore() {
     }
     uint xBase[TOKENS];
     float sumSquares[TOKENS];
-    for (uint c = 0; c < TOKENS; ++c) {
+    [[unroll]] for (uint c = 0; c < TOKENS; ++c) {
         xBase[c] = inputRow(tokenOf(c)) * (p.xStride >> 2);
         sumSquares[c] = 0.0;
-        for (uint s = 0; s < SLOTS; ++s) dots[s][c] = 0.0;
+        [[unroll]] for (uint s = 0; s < SLOTS; ++s) dots[s][c] = 0.0;
     }
     const uint vecs = p.wStride >> 2;
     if (BROADCAST_X && !SPLIT_COLUMNS) {
@@ -157,7 +159,7 @@ void matvecCore() {
         for (uint i0 = 0; i0 < vecs; i0 += WG) {
             vec4 xs[TOKENS];
             const vec4 nw = NORM ? normWeight4(i0 + lane) : vec4(1.0);
-            for (uint c = 0; c < TOKENS; ++c) {
+            [[unroll]] for (uint c = 0; c < TOKENS; ++c) {
                 xs[c] = x4(xBase[c] + i0 + lane);
                 if (NORM) {
                     sumSquares[c] += dot(xs[c], xs[c]);
@@ -170,8 +172,8 @@ void matvecCore() {
                 // into 8 codes, and the block's scale d and offset m apply once per row and
                 // chunk: sum_k (q_k d + m) x_k = d * sum_k q_k x_k + m * sum_k x_k.
                 float codeDots[SLOTS][TOKENS];
-                for (uint s = 0; s < SLOTS; ++s)
-                    for (uint c = 0; c < TOKENS; ++c) codeDots[s][c] = 0.0;
+                [[unroll]] for (uint s = 0; s < SLOTS; ++s)
+                    [[unroll]] for (uint c = 0; c < TOKENS; ++c) codeDots[s][c] = 0.0;
                 if (INT8_ACTIVATIONS && WG == 8) {
                     nibbleChunkInt8(i0, xs, wBase, cBase);
                     continue;
@@ -179,31 +181,32 @@ void matvecCore() {
                 // Four words (32 codes) per fetch where the lanes cover them (WG % 8 == 0):
                 // the words of a row chunk start at a multiple of 4 (rows are padded to 64).
                 const uint wordsPerFetch = WG % 8 == 0 ? 4 : 1;
-                for (uint j = 0; j < WG; j += 2 * wordsPerFetch) {
+                [[unroll]] for (uint j = 0; j < WG; j += 2 * wordsPerFetch) {
                     uvec4 words[SLOTS];
-                    for (uint s = 0; s < SLOTS; ++s) {
+                    [[unroll]] for (uint s = 0; s < SLOTS; ++s) {
                         const uint word = codeElement(cBase[s], (i0 + j) * 4) >> 3;
                         words[s] =
                             wordsPerFetch == 4 ? weightWords4(word) : uvec4(weightWord(word));
                     }
-                    for (uint k = 0; k < wordsPerFetch; ++k) {
+                    [[unroll]] for (uint k = 0; k < wordsPerFetch; ++k) {
                         vec4 low[SLOTS];
                         vec4 high[SLOTS];
-                        for (uint s = 0; s < SLOTS; ++s)
+                        [[unroll]] for (uint s = 0; s < SLOTS; ++s)
                             unpackNibbles(words[s][k], low[s], high[s]);
-                        for (uint c = 0; c < TOKENS; ++c) {
+                        [[unroll]] for (uint c = 0; c < TOKENS; ++c) {
                             const vec4 xLow = subgroupShuffle(xs[c], j + 2 * k);
                             const vec4 xHigh = subgroupShuffle(xs[c], j + 2 * k + 1);
-                            for (uint s = 0; s < SLOTS; ++s)
+                            [[unroll]] for (uint s = 0; s < SLOTS; ++s)
                                 codeDots[s][c] += dot(low[s], xLow) + dot(high[s], xHigh);
                         }
                     }
                 }
                 float chunkSum[TOKENS];
-                for (uint c = 0; c < TOKENS; ++c) chunkSum[c] = subgroupAdd(dot(xs[c], vec4(1.0)));
-                for (uint s = 0; s < SLOTS; ++s) {
+                [[unroll]] for (uint c = 0; c < TOKENS; ++c)
+                    chunkSum[c] = subgroupAdd(dot(xs[c], vec4(1.0)));
+                [[unroll]] for (uint s = 0; s < SLOTS; ++s) {
                     const vec2 scaleMin = chunkScaleMin(s, wBase[s] + i0 * 4);
-                    for (uint c = 0; c < TOKENS; ++c)
+                    [[unroll]] for (uint c = 0; c < TOKENS; ++c)
                         dots[s][c] += scaleMin.x * codeDots[s][c] + scaleMin.y * chunkSum[c];
                 }
                 continue;
@@ -214,32 +217,33 @@ void matvecCore() {
             // size: one scale load per row and chunk.
             const bool oneBlock = WEIGHT_BLOCK % (WG * 4) == 0;
             float blockScale[SLOTS];
-            for (uint s = 0; s < SLOTS; ++s) blockScale[s] = chunkScale(s, wBase[s] + i0 * 4);
+            [[unroll]] for (uint s = 0; s < SLOTS; ++s)
+                blockScale[s] = chunkScale(s, wBase[s] + i0 * 4);
 #endif
 #ifdef WEIGHT_BYTES
             // 8-bit codes inside one block: four words (16 codes) per fetch (see the nibble
             // path); the words of a row chunk start at a multiple of 4 (rows are padded to 64).
             if (oneBlock && WG % 4 == 0) {
-                for (uint j = 0; j < WG; j += 4) {
+                [[unroll]] for (uint j = 0; j < WG; j += 4) {
                     uvec4 words[SLOTS];
-                    for (uint s = 0; s < SLOTS; ++s)
+                    [[unroll]] for (uint s = 0; s < SLOTS; ++s)
                         words[s] = weightWords4(codeElement(cBase[s], (i0 + j) * 4) >> 2);
-                    for (uint k = 0; k < 4; ++k) {
+                    [[unroll]] for (uint k = 0; k < 4; ++k) {
                         vec4 w[SLOTS];
-                        for (uint s = 0; s < SLOTS; ++s)
+                        [[unroll]] for (uint s = 0; s < SLOTS; ++s)
                             w[s] = unpackBytes(words[s][k]) * blockScale[s];
-                        for (uint c = 0; c < TOKENS; ++c) {
+                        [[unroll]] for (uint c = 0; c < TOKENS; ++c) {
                             const vec4 x = subgroupShuffle(xs[c], j + k);
-                            for (uint s = 0; s < SLOTS; ++s) dots[s][c] += dot(w[s], x);
+                            [[unroll]] for (uint s = 0; s < SLOTS; ++s) dots[s][c] += dot(w[s], x);
                         }
                     }
                 }
                 continue;
             }
 #endif
-            for (uint j = 0; j < WG; ++j) {
+            [[unroll]] for (uint j = 0; j < WG; ++j) {
                 vec4 w[SLOTS];
-                for (uint s = 0; s < SLOTS; ++s) {
+                [[unroll]] for (uint s = 0; s < SLOTS; ++s) {
 #if defined(WEIGHT_BLOCK) && !defined(WEIGHT_NIBBLES)
                     const uint c = codeElement(cBase[s], (i0 + j) * 4);
                     w[s] = oneBlock ? weightQuants(c) * blockScale[s]
@@ -248,13 +252,13 @@ void matvecCore() {
                     w[s] = dequantize4(wBase[s] + (i0 + j) * 4, codeElement(cBase[s], (i0 + j) * 4));
 #endif
                 }
-                for (uint c = 0; c < TOKENS; ++c) {
+                [[unroll]] for (uint c = 0; c < TOKENS; ++c) {
                     const vec4 x = subgroupShuffle(xs[c], j);
-                    for (uint s = 0; s < SLOTS; ++s) dots[s][c] += dot(w[s], x);
+                    [[unroll]] for (uint s = 0; s < SLOTS; ++s) dots[s][c] += dot(w[s], x);
                 }
             }
         }
-        for (uint c = 0; c < TOKENS; ++c) {
+        [[unroll]] for (uint c = 0; c < TOKENS; ++c) {
             if (NORM) sumSquares[c] = subgroupAdd(sumSquares[c]);
             normScale[c] = NORM ? inversesqrt(sumSquares[c] / float(p.cols) + p.eps) : 1.0;
         }
@@ -264,20 +268,21 @@ void matvecCore() {
     const uint step = SPLIT_COLUMNS ? WG : 1;
     for (uint i = start; i < vecs; i += step) {
         vec4 w[SLOTS];
-        for (uint s = 0; s < SLOTS; ++s) w[s] = dequantize4(wBase[s] + i * 4, codeElement(cBase[s], i * 4));
+        [[unroll]] for (uint s = 0; s < SLOTS; ++s)
+            w[s] = dequantize4(wBase[s] + i * 4, codeElement(cBase[s], i * 4));
         vec4 nw = NORM ? normWeight4(i) : vec4(1.0);
-        for (uint c = 0; c < TOKENS; ++c) {
+        [[unroll]] for (uint c = 0; c < TOKENS; ++c) {
             vec4 x = x4(xBase[c] + i);
             if (NORM) {
                 sumSquares[c] += dot(x, x);
                 x *= nw;
             }
-            for (uint s = 0; s < SLOTS; ++s) dots[s][c] += dot(w[s], x);
+            [[unroll]] for (uint s = 0; s < SLOTS; ++s) dots[s][c] += dot(w[s], x);
         }
     }
-    for (uint c = 0; c < TOKENS; ++c) {
+    [[unroll]] for (uint c = 0; c < TOKENS; ++c) {
         if (SPLIT_COLUMNS) {
-            for (uint s = 0; s < SLOTS; ++s) dots[s][c] = workgroupSum(dots[s][c]);
+            [[unroll]] for (uint s = 0; s < SLOTS; ++s) dots[s][c] = workgroupSum(dots[s][c]);
             if (NORM) sumSquares[c] = workgroupSum(sumSquares[c]);
         }
         normScale[c] = NORM ? inversesqrt(sumSquares[c] / float(p.cols) + p.eps) : 1.0;

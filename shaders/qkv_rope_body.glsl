@@ -45,7 +45,7 @@ void main() {
     uint pairKvIndex[pairSlots]; // kvIndex of dims.x at block 0, offset 0 (K or V part)
     float pairFrequency[pairSlots];
     vec2 pairBias[pairSlots];
-    for (uint k = 0; k < pairSlots; ++k) {
+    [[unroll]] for (uint k = 0; k < pairSlots; ++k) {
         const uint localPair = slotOf(2 * k) / 2;
         pairValid[k] = localPair < p.rows / 2;
         const uint pair = min(localPair, p.rows / 2 - 1) + firstPair();
@@ -62,7 +62,7 @@ void main() {
             kvIndex(0, isKey ? 0 : 1, head < p.heads ? 0 : kvHead, 0, dims.x, p.kvHeads,
                     p.blockSize, p.headDim);
     }
-    for (uint c = 0; c < TOKENS; ++c) {
+    [[unroll]] for (uint c = 0; c < TOKENS; ++c) {
         const uint token = gl_WorkGroupID.y * TOKENS + c;
         if (token >= p.tokens) continue;
         const TokenInfo info = tokenInfo[token];
@@ -72,7 +72,7 @@ void main() {
         const uint tokenKvBase = kvIndex(block, 0, 0, info.position - blockIndex * p.blockSize,
                                          0, p.kvHeads, p.blockSize, p.headDim);
         const float position = float(info.position);
-        for (uint k = 0; k < pairSlots; ++k) {
+        [[unroll]] for (uint k = 0; k < pairSlots; ++k) {
             if (!pairValid[k]) continue;
             const uint s = 2 * k;
             vec2 v = vec2(dots[s][c], dots[s + 1][c]) * normScale[c] + pairBias[k];
