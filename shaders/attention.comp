@@ -42,9 +42,9 @@ void main() {
     float acc[GROUP][DIMS_PER_LANE];
     float runningMax[GROUP];
     float runningSum[GROUP];
-    for (uint g = 0; g < GROUP; ++g) {
+    [[unroll]] for (uint g = 0; g < GROUP; ++g) {
         const uint base = token * p.qStride + (kvHead * GROUP + g) * p.headDim + dim0;
-        for (uint d = 0; d < DIMS_PER_LANE; ++d) {
+        [[unroll]] for (uint d = 0; d < DIMS_PER_LANE; ++d) {
             q[g][d] = queries[base + d] * p.scale;
             acc[g][d] = 0.0;
         }
@@ -63,7 +63,7 @@ void main() {
         float v[DIMS_PER_LANE];
         if (DIMS_PER_LANE % 2 == 0) {
             // kBase, vBase are even: headDim and the lane offset are.
-            for (uint d = 0; d < DIMS_PER_LANE; d += 2) {
+            [[unroll]] for (uint d = 0; d < DIMS_PER_LANE; d += 2) {
                 const vec2 kPair = unpackHalf2x16(kvWord((kBase + d) >> 1));
                 const vec2 vPair = unpackHalf2x16(kvWord((vBase + d) >> 1));
                 k[d] = kPair.x;
@@ -72,27 +72,29 @@ void main() {
                 v[d + 1] = vPair.y;
             }
         } else {
-            for (uint d = 0; d < DIMS_PER_LANE; ++d) {
+            [[unroll]] for (uint d = 0; d < DIMS_PER_LANE; ++d) {
                 k[d] = kvHalf(kBase + d);
                 v[d] = kvHalf(vBase + d);
             }
         }
-        for (uint g = 0; g < GROUP; ++g) {
+        [[unroll]] for (uint g = 0; g < GROUP; ++g) {
             float partial = 0.0;
-            for (uint d = 0; d < DIMS_PER_LANE; ++d) partial += q[g][d] * k[d];
+            [[unroll]] for (uint d = 0; d < DIMS_PER_LANE; ++d) partial += q[g][d] * k[d];
             const float score = workgroupSum(partial);
             const float newMax = max(runningMax[g], score);
             const float correction = exp(runningMax[g] - newMax);
             const float weight = exp(score - newMax);
             runningSum[g] = runningSum[g] * correction + weight;
             runningMax[g] = newMax;
-            for (uint d = 0; d < DIMS_PER_LANE; ++d) acc[g][d] = acc[g][d] * correction + weight * v[d];
+            [[unroll]] for (uint d = 0; d < DIMS_PER_LANE; ++d)
+                acc[g][d] = acc[g][d] * correction + weight * v[d];
         }
     }
 
-    for (uint g = 0; g < GROUP; ++g) {
+    [[unroll]] for (uint g = 0; g < GROUP; ++g) {
         const uint base = token * p.outStride + (kvHead * GROUP + g) * p.headDim + dim0;
         const float inverse = 1.0 / runningSum[g];
-        for (uint d = 0; d < DIMS_PER_LANE; ++d) outValues[base + d] = acc[g][d] * inverse;
+        [[unroll]] for (uint d = 0; d < DIMS_PER_LANE; ++d)
+            outValues[base + d] = acc[g][d] * inverse;
     }
 }
