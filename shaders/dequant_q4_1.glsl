@@ -6,7 +6,12 @@
 #define CODE_BITS 4
 #include "quant_codes.glsl"
 
-vec2 weightScaleMin(uint e) { return unpackHalf2x16(weightWord(p.formatWords + (e >> 5))); }
+// The scale word of element e. Rows hold an even number of blocks (64-column padding) and
+// the scales start on a whole texel, so blocks 2k and 2k + 1 of a row share a texel
+// (SCALE_WORD_PAIRS: matvec_core.glsl fetches it once per two chunks).
+uint scaleWordIndex(uint e) { return p.formatWords + (e >> 5); }
+#define SCALE_WORD_PAIRS
+vec2 weightScaleMin(uint e) { return unpackHalf2x16(weightWord(scaleWordIndex(e))); }
 vec4 dequantize4(uint e, uint c) {
     const vec2 scaleMin = weightScaleMin(e);
     return vec4(nibbleCodes(c)) * scaleMin.x + scaleMin.y;

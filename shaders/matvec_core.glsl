@@ -59,10 +59,17 @@ float slotScales[SLOTS]; // one scale per row (per-row and per-tensor formats), 
 // The scale (and offset) of the chunk of slot s at row-major element e: per-row formats take
 // the slot's loaded scale (a division and a fetch per chunk otherwise, both lane by lane on
 // lavapipe), the others their block's.
+#ifdef SCALE_WORD_PAIRS
+const bool SCALE_PAIRS = WG * 4 == WEIGHT_BLOCK;
+uvec4 scaleTexels[SLOTS];
+#endif
 #ifdef WEIGHT_NIBBLES
 vec2 chunkScaleMin(uint s, uint e) {
 #ifdef ROW_SCALES
     return scaleMinOf(slotScales[s]);
+#elif defined(SCALE_WORD_PAIRS)
+    if (SCALE_PAIRS) return unpackHalf2x16(scaleTexels[s][scaleWordIndex(e) & 3u]);
+    return weightScaleMin(e);
 #else
     return weightScaleMin(e);
 #endif
@@ -133,6 +140,119 @@ void nibbleChunkInt8(uint i0, vec4 xs[TOKENS], uint wBase[SLOTS], uint cBase[SLO
 }
 #endif
 
+// One chunk of WG x 4 columns of the broadcast path. fetchScales: load the scale texels
+// (SCALE_WORD_PAIRS), which the next chunk shares.
+void broadcastChunk(uint i0, uint wBase[SLOTS], uint cBase[SLOTS], uint xBase[TOKENS],
+                    inout float sumSquares[TOKENS], bool fetchScales) {
+    const uint lane = gl_LocalInvocationID.x;
+    vec4 xs[TOKENS];
+    const vec4 nw = NORM ? normWeight4(i0 + lane) : vec4(1.0);
+    [[unroll]] for (uint c = 0; c < TOKENS; ++c) {
+        xs[c] = x4(xBase[c] + i0 + lane);
+        if (NORM) {
+            sumSquares[c] += dot(xs[c], xs[c]);
+            xs[c] *= nw;
+        }
+    }
+#ifdef WEIGHT_NIBBLES
+    if (WEIGHT_BLOCK % (WG * 4) == 0 && WG % 2 == 0) {
+        // 4-bit codes, a chunk inside one block: each word is loaded once and unpacked
+        // into 8 codes, and the block's scale d and offset m apply once per row and
+        // chunk: sum_k (q_k d + m) x_k = d * sum_k q_k x_k + m * sum_k x_k.
+#ifdef SCALE_WORD_PAIRS
+        if (SCALE_PAIRS && fetchScales) {
+            [[unroll]] for (uint s = 0; s < SLOTS; ++s)
+                scaleTexels[s] = weightWords4(scaleWordIndex(wBase[s] + i0 * 4) & ~3u);
+        }
+#endif
+        float codeDots[SLOTS][TOKENS];
+        [[unroll]] for (uint s = 0; s < SLOTS; ++s)
+            [[unroll]] for (uint c = 0; c < TOKENS; ++c) codeDots[s][c] = 0.0;
+        if (INT8_ACTIVATIONS && WG == 8) {
+            nibbleChunkInt8(i0, xs, wBase, cBase);
+            return;
+        }
+        // Four words (32 codes) per fetch where the lanes cover them (WG % 8 == 0):
+        // the words of a row chunk start at a multiple of 4 (rows are padded to 64).
+        const uint wordsPerFetch = WG % 8 == 0 ? 4 : 1;
+        [[unroll]] for (uint j = 0; j < WG; j += 2 * wordsPerFetch) {
+            uvec4 words[SLOTS];
+            [[unroll]] for (uint s = 0; s < SLOTS; ++s) {
+                const uint word = codeElement(cBase[s], (i0 + j) * 4) >> 3;
+                words[s] =
+                    wordsPerFetch == 4 ? weightWords4(word) : uvec4(weightWord(word));
+            }
+            [[unroll]] for (uint k = 0; k < wordsPerFetch; ++k) {
+                vec4 low[SLOTS];
+                vec4 high[SLOTS];
+                [[unroll]] for (uint s = 0; s < SLOTS; ++s)
+                    unpackNibbles(words[s][k], low[s], high[s]);
+                [[unroll]] for (uint c = 0; c < TOKENS; ++c) {
+                    const vec4 xLow = subgroupShuffle(xs[c], j + 2 * k);
+                    const vec4 xHigh = subgroupShuffle(xs[c], j + 2 * k + 1);
+                    [[unroll]] for (uint s = 0; s < SLOTS; ++s)
+                        codeDots[s][c] += dot(low[s], xLow) + dot(high[s], xHigh);
+                }
+            }
+        }
+        float chunkSum[TOKENS];
+        [[unroll]] for (uint c = 0; c < TOKENS; ++c)
+            chunkSum[c] = subgroupAdd(dot(xs[c], vec4(1.0)));
+        [[unroll]] for (uint s = 0; s < SLOTS; ++s) {
+            const vec2 scaleMin = chunkScaleMin(s, wBase[s] + i0 * 4);
+            [[unroll]] for (uint c = 0; c < TOKENS; ++c)
+                dots[s][c] += scaleMin.x * codeDots[s][c] + scaleMin.y * chunkSum[c];
+        }
+        return;
+    }
+#endif
+#if defined(WEIGHT_BLOCK) && !defined(WEIGHT_NIBBLES)
+    // A chunk of WG x 4 columns lies inside one block when WG * 4 divides the block
+    // size: one scale load per row and chunk.
+    const bool oneBlock = WEIGHT_BLOCK % (WG * 4) == 0;
+    float blockScale[SLOTS];
+    [[unroll]] for (uint s = 0; s < SLOTS; ++s)
+        blockScale[s] = chunkScale(s, wBase[s] + i0 * 4);
+#endif
+#ifdef WEIGHT_BYTES
+    // 8-bit codes inside one block: four words (16 codes) per fetch (see the nibble
+    // path); the words of a row chunk start at a multiple of 4 (rows are padded to 64).
+    if (oneBlock && WG % 4 == 0) {
+        [[unroll]] for (uint j = 0; j < WG; j += 4) {
+            uvec4 words[SLOTS];
+            [[unroll]] for (uint s = 0; s < SLOTS; ++s)
+                words[s] = weightWords4(codeElement(cBase[s], (i0 + j) * 4) >> 2);
+            [[unroll]] for (uint k = 0; k < 4; ++k) {
+                vec4 w[SLOTS];
+                [[unroll]] for (uint s = 0; s < SLOTS; ++s)
+                    w[s] = unpackBytes(words[s][k]) * blockScale[s];
+                [[unroll]] for (uint c = 0; c < TOKENS; ++c) {
+                    const vec4 x = subgroupShuffle(xs[c], j + k);
+                    [[unroll]] for (uint s = 0; s < SLOTS; ++s) dots[s][c] += dot(w[s], x);
+                }
+            }
+        }
+        return;
+    }
+#endif
+    [[unroll]] for (uint j = 0; j < WG; ++j) {
+        vec4 w[SLOTS];
+        [[unroll]] for (uint s = 0; s < SLOTS; ++s) {
+#if defined(WEIGHT_BLOCK) && !defined(WEIGHT_NIBBLES)
+            const uint c = codeElement(cBase[s], (i0 + j) * 4);
+            w[s] = oneBlock ? weightQuants(c) * blockScale[s]
+                            : dequantize4(wBase[s] + (i0 + j) * 4, c);
+#else
+            w[s] = dequantize4(wBase[s] + (i0 + j) * 4, codeElement(cBase[s], (i0 + j) * 4));
+#endif
+        }
+        [[unroll]] for (uint c = 0; c < TOKENS; ++c) {
+            const vec4 x = subgroupShuffle(xs[c], j);
+            [[unroll]] for (uint s = 0; s < SLOTS; ++s) dots[s][c] += dot(w[s], x);
+        }
+    }
+}
+
 void matvecCore() {
     // wBase: the row-major element index of each row (scales); cBase: its codes' base in
     // the device order (code_layout.glsl).
@@ -155,109 +275,17 @@ void matvecCore() {
     }
     const uint vecs = p.wStride >> 2;
     if (BROADCAST_X && !SPLIT_COLUMNS) {
-        const uint lane = gl_LocalInvocationID.x;
-        for (uint i0 = 0; i0 < vecs; i0 += WG) {
-            vec4 xs[TOKENS];
-            const vec4 nw = NORM ? normWeight4(i0 + lane) : vec4(1.0);
-            [[unroll]] for (uint c = 0; c < TOKENS; ++c) {
-                xs[c] = x4(xBase[c] + i0 + lane);
-                if (NORM) {
-                    sumSquares[c] += dot(xs[c], xs[c]);
-                    xs[c] *= nw;
-                }
+#ifdef SCALE_WORD_PAIRS
+        if (SCALE_PAIRS) {
+            // Two chunks per turn, one scale texel per slot for both (rows are padded to 64).
+            for (uint i0 = 0; i0 < vecs; i0 += 2 * WG) {
+                broadcastChunk(i0, wBase, cBase, xBase, sumSquares, true);
+                broadcastChunk(i0 + WG, wBase, cBase, xBase, sumSquares, false);
             }
-#ifdef WEIGHT_NIBBLES
-            if (WEIGHT_BLOCK % (WG * 4) == 0 && WG % 2 == 0) {
-                // 4-bit codes, a chunk inside one block: each word is loaded once and unpacked
-                // into 8 codes, and the block's scale d and offset m apply once per row and
-                // chunk: sum_k (q_k d + m) x_k = d * sum_k q_k x_k + m * sum_k x_k.
-                float codeDots[SLOTS][TOKENS];
-                [[unroll]] for (uint s = 0; s < SLOTS; ++s)
-                    [[unroll]] for (uint c = 0; c < TOKENS; ++c) codeDots[s][c] = 0.0;
-                if (INT8_ACTIVATIONS && WG == 8) {
-                    nibbleChunkInt8(i0, xs, wBase, cBase);
-                    continue;
-                }
-                // Four words (32 codes) per fetch where the lanes cover them (WG % 8 == 0):
-                // the words of a row chunk start at a multiple of 4 (rows are padded to 64).
-                const uint wordsPerFetch = WG % 8 == 0 ? 4 : 1;
-                [[unroll]] for (uint j = 0; j < WG; j += 2 * wordsPerFetch) {
-                    uvec4 words[SLOTS];
-                    [[unroll]] for (uint s = 0; s < SLOTS; ++s) {
-                        const uint word = codeElement(cBase[s], (i0 + j) * 4) >> 3;
-                        words[s] =
-                            wordsPerFetch == 4 ? weightWords4(word) : uvec4(weightWord(word));
-                    }
-                    [[unroll]] for (uint k = 0; k < wordsPerFetch; ++k) {
-                        vec4 low[SLOTS];
-                        vec4 high[SLOTS];
-                        [[unroll]] for (uint s = 0; s < SLOTS; ++s)
-                            unpackNibbles(words[s][k], low[s], high[s]);
-                        [[unroll]] for (uint c = 0; c < TOKENS; ++c) {
-                            const vec4 xLow = subgroupShuffle(xs[c], j + 2 * k);
-                            const vec4 xHigh = subgroupShuffle(xs[c], j + 2 * k + 1);
-                            [[unroll]] for (uint s = 0; s < SLOTS; ++s)
-                                codeDots[s][c] += dot(low[s], xLow) + dot(high[s], xHigh);
-                        }
-                    }
-                }
-                float chunkSum[TOKENS];
-                [[unroll]] for (uint c = 0; c < TOKENS; ++c)
-                    chunkSum[c] = subgroupAdd(dot(xs[c], vec4(1.0)));
-                [[unroll]] for (uint s = 0; s < SLOTS; ++s) {
-                    const vec2 scaleMin = chunkScaleMin(s, wBase[s] + i0 * 4);
-                    [[unroll]] for (uint c = 0; c < TOKENS; ++c)
-                        dots[s][c] += scaleMin.x * codeDots[s][c] + scaleMin.y * chunkSum[c];
-                }
-                continue;
-            }
+        } else
 #endif
-#if defined(WEIGHT_BLOCK) && !defined(WEIGHT_NIBBLES)
-            // A chunk of WG x 4 columns lies inside one block when WG * 4 divides the block
-            // size: one scale load per row and chunk.
-            const bool oneBlock = WEIGHT_BLOCK % (WG * 4) == 0;
-            float blockScale[SLOTS];
-            [[unroll]] for (uint s = 0; s < SLOTS; ++s)
-                blockScale[s] = chunkScale(s, wBase[s] + i0 * 4);
-#endif
-#ifdef WEIGHT_BYTES
-            // 8-bit codes inside one block: four words (16 codes) per fetch (see the nibble
-            // path); the words of a row chunk start at a multiple of 4 (rows are padded to 64).
-            if (oneBlock && WG % 4 == 0) {
-                [[unroll]] for (uint j = 0; j < WG; j += 4) {
-                    uvec4 words[SLOTS];
-                    [[unroll]] for (uint s = 0; s < SLOTS; ++s)
-                        words[s] = weightWords4(codeElement(cBase[s], (i0 + j) * 4) >> 2);
-                    [[unroll]] for (uint k = 0; k < 4; ++k) {
-                        vec4 w[SLOTS];
-                        [[unroll]] for (uint s = 0; s < SLOTS; ++s)
-                            w[s] = unpackBytes(words[s][k]) * blockScale[s];
-                        [[unroll]] for (uint c = 0; c < TOKENS; ++c) {
-                            const vec4 x = subgroupShuffle(xs[c], j + k);
-                            [[unroll]] for (uint s = 0; s < SLOTS; ++s) dots[s][c] += dot(w[s], x);
-                        }
-                    }
-                }
-                continue;
-            }
-#endif
-            [[unroll]] for (uint j = 0; j < WG; ++j) {
-                vec4 w[SLOTS];
-                [[unroll]] for (uint s = 0; s < SLOTS; ++s) {
-#if defined(WEIGHT_BLOCK) && !defined(WEIGHT_NIBBLES)
-                    const uint c = codeElement(cBase[s], (i0 + j) * 4);
-                    w[s] = oneBlock ? weightQuants(c) * blockScale[s]
-                                    : dequantize4(wBase[s] + (i0 + j) * 4, c);
-#else
-                    w[s] = dequantize4(wBase[s] + (i0 + j) * 4, codeElement(cBase[s], (i0 + j) * 4));
-#endif
-                }
-                [[unroll]] for (uint c = 0; c < TOKENS; ++c) {
-                    const vec4 x = subgroupShuffle(xs[c], j);
-                    [[unroll]] for (uint s = 0; s < SLOTS; ++s) dots[s][c] += dot(w[s], x);
-                }
-            }
-        }
+        for (uint i0 = 0; i0 < vecs; i0 += WG)
+            broadcastChunk(i0, wBase, cBase, xBase, sumSquares, true);
         [[unroll]] for (uint c = 0; c < TOKENS; ++c) {
             if (NORM) sumSquares[c] = subgroupAdd(sumSquares[c]);
             normScale[c] = NORM ? inversesqrt(sumSquares[c] / float(p.cols) + p.eps) : 1.0;
