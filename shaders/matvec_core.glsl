@@ -56,21 +56,23 @@ bool laneWrites() { return !SPLIT_COLUMNS || gl_LocalInvocationID.x == 0; }
 #ifdef ROW_SCALES
 float slotScales[SLOTS]; // one scale per row (per-row and per-tensor formats), loaded once
 #endif
-// The scale (and offset) of the chunk of slot s at row-major element e: per-row formats take
-// the slot's loaded scale (a division and a fetch per chunk otherwise, both lane by lane on
-// lavapipe), the others their block's.
 #ifdef SCALE_WORD_PAIRS
+// q4_1 with one block per chunk: each slot's scale texel, fetched by the first of the two
+// chunks whose scale words it holds (broadcastChunk).
 const bool SCALE_PAIRS = WG * 4 == WEIGHT_BLOCK;
 uvec4 scaleTexels[SLOTS];
 #endif
+// The scale (and offset) of the chunk of slot s at row-major element e: per-row formats take
+// the slot's loaded scale (a division and a fetch per chunk otherwise, both lane by lane on
+// lavapipe), q4_1 its pair's texel, the others their block's.
 #ifdef WEIGHT_NIBBLES
 vec2 chunkScaleMin(uint s, uint e) {
 #ifdef ROW_SCALES
     return scaleMinOf(slotScales[s]);
-#elif defined(SCALE_WORD_PAIRS)
-    if (SCALE_PAIRS) return unpackHalf2x16(scaleTexels[s][scaleWordIndex(e) & 3u]);
-    return weightScaleMin(e);
 #else
+#ifdef SCALE_WORD_PAIRS
+    if (SCALE_PAIRS) return unpackHalf2x16(scaleTexels[s][scaleWordIndex(e) & 3u]);
+#endif
     return weightScaleMin(e);
 #endif
 }
