@@ -25,6 +25,9 @@ layout(constant_id = 12) const bool BROADCAST_X = false;
 // two per 32-bit multiply (nibbleChunkInt8). The kernels compute then exactly
 // sum_j w_j * xhat_j, xhat the rounded activations (compute/formats/ActivationRounding.hpp).
 layout(constant_id = 14) const bool INT8_ACTIVATIONS = false;
+// Float nibble path: from this many tokens per workgroup on, codes are dequantized before
+// the products (broadcastChunk); below, the scale applies once per chunk and row.
+layout(constant_id = 15) const uint PRESCALE_TOKENS = 8;
 
 // The input rows and the norm weight are texel buffers of vec4 (see quant_codes.glsl).
 layout(binding = 1) uniform samplerBuffer inputTexels;
@@ -167,12 +170,19 @@ void broadcastChunk(uint i0, uint wBase[SLOTS], uint cBase[SLOTS], uint xBase[TO
                 scaleTexels[s] = weightWords4(scaleWordIndex(wBase[s] + i0 * 4) & ~3u);
         }
 #endif
-        float codeDots[SLOTS][TOKENS];
-        [[unroll]] for (uint s = 0; s < SLOTS; ++s)
-            [[unroll]] for (uint c = 0; c < TOKENS; ++c) codeDots[s][c] = 0.0;
         if (INT8_ACTIVATIONS && WG == 8) {
             nibbleChunkInt8(i0, xs, wBase, cBase);
             return;
+        }
+        // Tiles of many tokens dequantize each code (w = q d + m, one fma) and add into
+        // dots directly: a second SLOTS x TOKENS array of per-chunk code sums, and a
+        // reduction per token and chunk, cost more there than the fma per code does.
+        const bool dequantizeCodes = TOKENS >= PRESCALE_TOKENS;
+        vec2 scaleMins[SLOTS];
+        float codeDots[SLOTS][TOKENS];
+        [[unroll]] for (uint s = 0; s < SLOTS; ++s) {
+            scaleMins[s] = dequantizeCodes ? chunkScaleMin(s, wBase[s] + i0 * 4) : vec2(0.0);
+            [[unroll]] for (uint c = 0; c < TOKENS; ++c) codeDots[s][c] = 0.0;
         }
         // Four words (32 codes) per fetch where the lanes cover them (WG % 8 == 0):
         // the words of a row chunk start at a multiple of 4 (rows are padded to 64).
@@ -187,16 +197,34 @@ void broadcastChunk(uint i0, uint wBase[SLOTS], uint cBase[SLOTS], uint xBase[TO
             [[unroll]] for (uint k = 0; k < wordsPerFetch; ++k) {
                 vec4 low[SLOTS];
                 vec4 high[SLOTS];
-                [[unroll]] for (uint s = 0; s < SLOTS; ++s)
-                    unpackNibbles(words[s][k], low[s], high[s]);
+                [[unroll]] for (uint s = 0; s < SLOTS; ++s) {
+                    if (dequantizeCodes)
+                        unpackNibbles(words[s][k], low[s], high[s]);
+                    else
+                        unpackNibblesInPlace(words[s][k], low[s], high[s]);
+                    if (dequantizeCodes) {
+                        low[s] = low[s] * scaleMins[s].x + scaleMins[s].y;
+                        high[s] = high[s] * scaleMins[s].x + scaleMins[s].y;
+                    }
+                }
                 [[unroll]] for (uint c = 0; c < TOKENS; ++c) {
-                    const vec4 xLow = subgroupShuffle(xs[c], j + 2 * k);
-                    const vec4 xHigh = subgroupShuffle(xs[c], j + 2 * k + 1);
-                    [[unroll]] for (uint s = 0; s < SLOTS; ++s)
-                        codeDots[s][c] += dot(low[s], xLow) + dot(high[s], xHigh);
+                    vec4 xLow = subgroupShuffle(xs[c], j + 2 * k);
+                    vec4 xHigh = subgroupShuffle(xs[c], j + 2 * k + 1);
+                    if (!dequantizeCodes) {
+                        xLow *= kNibblePlacesLow;
+                        xHigh *= kNibblePlacesHigh;
+                    }
+                    [[unroll]] for (uint s = 0; s < SLOTS; ++s) {
+                        const float chunkDot = dot(low[s], xLow) + dot(high[s], xHigh);
+                        if (dequantizeCodes)
+                            dots[s][c] += chunkDot;
+                        else
+                            codeDots[s][c] += chunkDot;
+                    }
                 }
             }
         }
+        if (dequantizeCodes) return;
         float chunkSum[TOKENS];
         [[unroll]] for (uint c = 0; c < TOKENS; ++c)
             chunkSum[c] = subgroupAdd(dot(xs[c], vec4(1.0)));

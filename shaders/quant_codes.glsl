@@ -30,6 +30,20 @@ void unpackNibbles(uint bits, out vec4 low, out vec4 high) {
     low = vec4((word >> uvec4(0u, 4u, 8u, 12u)) & 0xfu);
     high = vec4((word >> uvec4(16u, 20u, 24u, 28u)) & 0xfu);
 }
+// The eight 4-bit codes of a word, each left at its place in the word: code i times 16^i
+// (the last one shifted down, as its place would not fit an int). A mask and a conversion
+// per code, one operation fewer than shifting each down; the caller scales the activations
+// by the inverse places (kNibblePlacesLow / High), powers of two, so every product is
+// bit for bit code x activation (for activations above 2^-98, where no scaling underflows).
+void unpackNibblesInPlace(uint bits, out vec4 low, out vec4 high) {
+    const uvec4 word = uvec4(bits);
+    low = vec4(ivec4(word & uvec4(0xfu, 0xf0u, 0xf00u, 0xf000u)));
+    const uvec4 highMasks = uvec4(0xf0000u, 0xf00000u, 0xf000000u, 0xfu);
+    high = vec4(ivec4(uvec4(word.xyz, word.w >> 28) & highMasks));
+}
+const vec4 kNibblePlacesLow = vec4(1.0, 1.0 / 16.0, 1.0 / 256.0, 1.0 / 4096.0);
+const vec4 kNibblePlacesHigh = vec4(1.0 / 65536.0, 1.0 / 1048576.0, 1.0 / 16777216.0, 1.0);
+
 // The index-th fp16 of the scale region (two per word, low half first).
 float scaleHalf(uint index) {
     return unpackHalf2x16(weightWord(p.formatWords + (index >> 1)) >> ((index & 1u) << 4)).x;
