@@ -1,7 +1,11 @@
 #!/usr/bin/env python3
 """Prints InferScope's batched decode (inferscope-cli batch --json) next to llama.cpp's
 (llamacpp_batched_bench.py: the CPU backend, then optionally the Vulkan backend), tokens/s
-per B with ratios ours / theirs."""
+per B with ratios ours / theirs. Both sides take the best of their repeats: ours is the
+fastest of the `batch` runs given (each the mean of its timed steps), theirs the fastest of
+llama.cpp's repeats (each S_TG over its steps).
+
+    compare_batched_bench.py OURS.json [OURS.json ...] -- THEIRS.json [THEIRS.json ...]"""
 import json
 import sys
 
@@ -11,17 +15,26 @@ def sweep(doc):
         if t["id"] == "batching-sweep":
             names = [c["name"] for c in t["columns"]]
             return {row[0]: dict(zip(names, row)) for row in t["rows"]}
-    sys.exit("compare_batched_bench: no batching-sweep table in " + sys.argv[1])
+    sys.exit("compare_batched_bench: no batching-sweep table in an InferScope file")
 
 
 def main():
-    ours = sweep(json.load(open(sys.argv[1])))
-    theirs = [json.load(open(path)) for path in sys.argv[2:]]
+    if "--" not in sys.argv:
+        sys.exit("usage: compare_batched_bench.py OURS.json ... -- THEIRS.json ...")
+    split = sys.argv.index("--")
+    ours = {}
+    for path in sys.argv[1:split]:
+        for b, row in sweep(json.load(open(path))).items():
+            if b not in ours or row["tokens/s"] > ours[b]["tokens/s"]:
+                ours[b] = row
+    runs = split - 1
+    theirs = [json.load(open(path)) for path in sys.argv[split + 1:]]
     points = [{p["batch"]: p["tokens_per_s"] for p in doc["points"]} for doc in theirs]
     first = theirs[0]
     print(f"Batched decode, tokens/s (InferScope: cache of {first['prompt_tokens']} tokens per "
-          f"sequence, mean of its timed steps; llama.cpp: S_TG over {first['decode_steps']} steps "
-          f"after a prompt of {first['prompt_tokens']}, best of its repeats)")
+          f"sequence, mean of its timed steps, best of {runs} runs; llama.cpp: S_TG over "
+          f"{first['decode_steps']} steps after a prompt of {first['prompt_tokens']}, best of its "
+          f"repeats)")
     header = f"{'B':>4}{'InferScope':>12}"
     for doc in theirs:
         header += f"{'llama.cpp ' + doc['device']:>18}{'vs ' + doc['device']:>10}"
