@@ -14,14 +14,14 @@
 namespace inferscope::cli {
 
 int runBench(const CommandArgs& args, std::ostream& out) {
-    OptionSpec spec{{"--formats", "--prompts", "--contexts", "--decode", "--batches"},
+    OptionSpec spec{{"--formats", "--prompts", "--contexts", "--decode", "--batches", "--repeats"},
                     {"--json", "--no-breakdown", "--quiet"},
                     {}};
     addBackendOptions(spec);
     Arguments a(args, spec);
     if (a.positionals().size() != 1)
         throw UsageError("usage: bench MODEL [--formats fp16,...] [--prompts 16,64,256,512] "
-                         "[--contexts 16,256,1024] [--decode N] [--batches 1,4] [--json]");
+                         "[--contexts 16,256,1024] [--decode N] [--batches 1,4] [--repeats N] [--json]");
     const BackendArguments backend = backendArguments(a);
     if (!backend.vulkan()) throw UsageError("bench measures the vulkan backend");
     const compute::EngineOptions engineOptions = backend.engineOptions();
@@ -29,6 +29,7 @@ int runBench(const CommandArgs& args, std::ostream& out) {
     auto contexts = parsePositiveList(a.valueOr("--contexts", "16,256,1024"), "--contexts");
     auto batches = parsePositiveList(a.valueOr("--batches", "1"), "--batches");
     auto decodeSteps = static_cast<std::uint32_t>(a.integer("--decode", 32, 1, 4096));
+    auto repeats = static_cast<std::uint32_t>(a.integer("--repeats", 1, 1, 100));
     std::vector<std::string> formats = parseNameList(
         a.valueOr("--formats", std::string(compute::weightFormatName(engineOptions.weightFormat))));
     bool quiet = a.flag("--quiet") || a.flag("--json");
@@ -68,8 +69,9 @@ int runBench(const CommandArgs& args, std::ostream& out) {
         .addColumn("bound with dispatches", "tokens/s", 1)
         .addColumn("of that bound", "%", 1);
     kernels.id = "bench-kernels";
-    kernels.title = "Per-kernel GPU time of one decode step (timestamps, batch 1, C = " +
-                    std::to_string(contexts.front()) + ")";
+    kernels.title = "Per-kernel GPU time of one decode step (timestamps, batch " +
+                    std::to_string(batches.front()) + ", C = " + std::to_string(contexts.front()) +
+                    ")";
     kernels.addColumn("format")
         .addColumn("kernel")
         .addColumn("dispatches")
@@ -131,7 +133,11 @@ int runBench(const CommandArgs& args, std::ostream& out) {
             progress(formatName + ": prompt " + std::to_string(p));
             auto r = compute::runBench(
                 engine,
-                {.promptTokens = p, .decodeTokens = 0, .batch = 1, .kernelBreakdown = false});
+                {.promptTokens = p,
+                 .decodeTokens = 0,
+                 .batch = 1,
+                 .kernelBreakdown = false,
+                 .repeats = repeats});
             prompt.addRow({formatName, static_cast<std::int64_t>(p), r.promptTokensPerSecond,
                            r.promptSeconds * 1e3,
                            static_cast<std::int64_t>(r.dispatchesPerPrefill)});
@@ -141,11 +147,12 @@ int runBench(const CommandArgs& args, std::ostream& out) {
             for (auto c : contexts) {
                 progress(formatName + ": decode batch " + std::to_string(b) + " context " +
                          std::to_string(c));
-                bool breakdown = !breakdownDone && b == 1;
+                bool breakdown = !breakdownDone && b == batches.front();
                 auto r = compute::runBench(engine, {.promptTokens = c,
                                                     .decodeTokens = decodeSteps,
                                                     .batch = b,
-                                                    .kernelBreakdown = breakdown});
+                                                    .kernelBreakdown = breakdown,
+                                                    .repeats = repeats});
                 // Each step reads every weight once whatever the batch: the bound is per step.
                 double rooflineTokens = bandwidth * 1e9 / weightBytes * b;
                 // The bound with the fixed cost of the step's dispatches added to the reads.

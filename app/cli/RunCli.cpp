@@ -49,13 +49,14 @@ const std::vector<Command>& commands() {
          "                                   perplexity of the model on a text file\n"},
         {"bench", runBench,
          "  bench MODEL [--formats fp16,q8_0] [--prompts 16,64,256,512] [--contexts 16,256,1024]\n"
-         "        [--decode N] [--batches 1,4] [--device N] [--int8-activations]\n"
+         "        [--decode N] [--batches 1,4] [--repeats N] [--device N] [--int8-activations]\n"
          "                                   prompt and decode tokens/s, per-kernel time, probe\n"
          "                                   overhead, read bandwidth, dispatch floor and the\n"
          "                                   decode roofline; --int8-activations (vulkan, 4-bit\n"
          "                                   formats on lavapipe): activations rounded to 8 bits\n"
          "                                   per 32 columns, integer products, as llama.cpp's\n"
-         "                                   CPU backend\n"},
+         "                                   CPU backend; --repeats N: the best of N timed runs\n"
+         "                                   (the per-kernel table is of the first batch listed)\n"},
         {"attention", runAttention,
          "  attention [MODEL] [--lengths 256,512,1024,2048,4096] [--dim 64] [--repeats N]\n"
          "                                   one attention head, one step, uncached (n x n\n"

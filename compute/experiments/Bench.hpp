@@ -16,6 +16,9 @@ struct BenchOptions {
     std::uint32_t decodeTokens = 32;
     std::uint32_t batch = 1;     // sequences decoded together (each gets the prompt)
     bool kernelBreakdown = true; // the extra profiled pass
+    // Timed runs (prefill, then the decode steps, from an empty cache); the fastest prefill
+    // and the fastest decode are kept, as llama.cpp's benchmarks keep the best repeat.
+    std::uint32_t repeats = 1;
 };
 
 struct BenchResult {

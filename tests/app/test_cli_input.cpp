@@ -177,6 +177,32 @@ private slots:
         QVERIFY(contains(help.out, "Commands:") && help.err.empty());
     }
 
+    // --repeats keeps the best of N timed runs; the kernel table is of the first batch listed.
+    void benchRepeatsAndTheKernelTablesBatch() {
+        const auto bad = runCli({"bench", model_, "--repeats", "0"});
+        QCOMPARE(bad.status, 2);
+        QVERIFY2(contains(bad.err, "--repeats"), bad.err.c_str());
+        const auto r = runCli({"bench", model_, "--formats", "fp32", "--prompts", "4", "--contexts",
+                               "4", "--decode", "2", "--batches", "2", "--repeats", "2", "--json"});
+        QVERIFY2(r.status == 0, r.err.c_str());
+        const auto doc = nlohmann::json::parse(r.out);
+        bool decodeSeen = false, kernelsSeen = false; // lavapipe has timestamps
+        for (const auto& table : doc.at("tables")) {
+            const auto id = table.at("id").get<std::string>();
+            kernelsSeen = kernelsSeen || id == "bench-kernels";
+            if (id == "bench-kernels")
+                QVERIFY2(contains(table.at("title").get<std::string>(), "batch 2,"),
+                         table.at("title").get<std::string>().c_str());
+            if (id == "bench-decode") {
+                decodeSeen = true;
+                QCOMPARE(table.at("rows").size(), std::size_t(1));
+                QCOMPARE(table.at("rows")[0][1].get<int>(), 2);     // batch
+                QVERIFY(table.at("rows")[0][3].get<double>() > 0.0); // tokens/s
+            }
+        }
+        QVERIFY(decodeSeen && kernelsSeen);
+    }
+
     void synthesizeWritesTheChaptersShape() {
         // One layer keeps it to seconds; the type is given in lower case, as the usage shows.
         const std::string file = dir_.filePath("qwen-shape.gguf").toStdString();
