@@ -20,8 +20,9 @@ int runBench(const CommandArgs& args, std::ostream& out) {
     addBackendOptions(spec);
     Arguments a(args, spec);
     if (a.positionals().size() != 1)
-        throw UsageError("usage: bench MODEL [--formats fp16,...] [--prompts 16,64,256,512] "
-                         "[--contexts 16,256,1024] [--decode N] [--batches 1,4] [--repeats N] [--json]");
+        throw UsageError(
+            "usage: bench MODEL [--formats fp16,...] [--prompts 16,64,256,512] "
+            "[--contexts 16,256,1024] [--decode N] [--batches 1,4] [--repeats N] [--json]");
     const BackendArguments backend = backendArguments(a);
     if (!backend.vulkan()) throw UsageError("bench measures the vulkan backend");
     const compute::EngineOptions engineOptions = backend.engineOptions();
@@ -131,13 +132,11 @@ int runBench(const CommandArgs& args, std::ostream& out) {
                                            " matrices (--int8-activations)"});
         for (auto p : prompts) {
             progress(formatName + ": prompt " + std::to_string(p));
-            auto r = compute::runBench(
-                engine,
-                {.promptTokens = p,
-                 .decodeTokens = 0,
-                 .batch = 1,
-                 .kernelBreakdown = false,
-                 .repeats = repeats});
+            auto r = compute::runBench(engine, {.promptTokens = p,
+                                                .decodeTokens = 0,
+                                                .batch = 1,
+                                                .kernelBreakdown = false,
+                                                .repeats = repeats});
             prompt.addRow({formatName, static_cast<std::int64_t>(p), r.promptTokensPerSecond,
                            r.promptSeconds * 1e3,
                            static_cast<std::int64_t>(r.dispatchesPerPrefill)});

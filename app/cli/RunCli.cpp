@@ -56,7 +56,8 @@ const std::vector<Command>& commands() {
          "                                   formats on lavapipe): activations rounded to 8 bits\n"
          "                                   per 32 columns, integer products, as llama.cpp's\n"
          "                                   CPU backend; --repeats N: the best of N timed runs\n"
-         "                                   (the per-kernel table is of the first batch listed)\n"},
+         "                                   (the per-kernel table is of the first batch "
+         "listed)\n"},
         {"attention", runAttention,
          "  attention [MODEL] [--lengths 256,512,1024,2048,4096] [--dim 64] [--repeats N]\n"
          "                                   one attention head, one step, uncached (n x n\n"

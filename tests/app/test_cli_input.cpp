@@ -196,7 +196,7 @@ private slots:
             if (id == "bench-decode") {
                 decodeSeen = true;
                 QCOMPARE(table.at("rows").size(), std::size_t(1));
-                QCOMPARE(table.at("rows")[0][1].get<int>(), 2);     // batch
+                QCOMPARE(table.at("rows")[0][1].get<int>(), 2);      // batch
                 QVERIFY(table.at("rows")[0][3].get<double>() > 0.0); // tokens/s
             }
         }
