@@ -27,7 +27,8 @@ def main():
     cpu = json.load(open(sys.argv[2]))
     vk = json.load(open(sys.argv[3])) if len(sys.argv) > 3 else {"prompt": [], "decode": []}
     device = {r["property"]: r["value"] for r in table(ours, "bench-device")}
-    print(f"Device: {device.get('name')}  (read bandwidth {device.get('measured read bandwidth (GB/s)', 0):.1f} GB/s)")
+    print(f"Device: {device.get('name')}  (read bandwidth {device.get('measured read bandwidth (GB/s)', 0):.1f} GB/s:"
+          f" {device.get('read bandwidth measured as', 'best pass')})")
     print()
     print(f"{'test':<12}{'InferScope':>12}{'llama.cpp CPU':>15}{'llama.cpp VK':>14}{'vs CPU':>9}{'vs VK':>9}")
     cpu_pp = {r["tokens"]: r["tokens_per_s"] for r in cpu["prompt"]}

@@ -105,10 +105,12 @@ int runBench(const CommandArgs& args, std::ostream& out) {
         compute::Engine engine(model, options);
         if (bandwidth == 0) {
             progress("measuring read bandwidth");
-            bandwidth = compute::measureReadBandwidth(engine.context()).gigabytesPerSecond;
+            const auto measured = compute::measureReadBandwidth(engine.context());
+            bandwidth = measured.gigabytesPerSecond;
             device.addRow({std::string("name"), engine.context().info().name});
             device.addRow({std::string("type"), engine.context().info().type});
             device.addRow({std::string("measured read bandwidth (GB/s)"), bandwidth});
+            device.addRow({std::string("read bandwidth measured as"), measured.method()});
             progress("measuring the dispatch floor");
             dispatchMicroseconds =
                 compute::measureDispatchFloor(engine.context()).microsecondsPerDispatch;

@@ -1,7 +1,6 @@
 #include "compute/vulkan/StreamReadKernel.hpp"
 
 #include <algorithm>
-#include <limits>
 
 namespace inferscope::compute {
 
@@ -25,15 +24,20 @@ void StreamReadKernel::recordPass() {
     recorder_.dispatch(pipeline_, {{&source_}, {&sums_}}, push_, groups_);
 }
 
-double StreamReadKernel::bestSubmitSeconds(std::uint32_t passes, int repeats) {
-    double best = std::numeric_limits<double>::infinity();
+std::vector<double> StreamReadKernel::submitSeconds(std::uint32_t passes, int repeats) {
+    std::vector<double> seconds;
     for (int r = 0; r < std::max(1, repeats); ++r) {
         recorder_.begin();
         for (std::uint32_t i = 0; i < passes; ++i) recordPass();
         recorder_.submitAndWait();
-        best = std::min(best, recorder_.lastSubmitMicroseconds() / 1e6);
+        seconds.push_back(recorder_.lastSubmitMicroseconds() / 1e6);
     }
-    return best;
+    return seconds;
+}
+
+double StreamReadKernel::bestSubmitSeconds(std::uint32_t passes, int repeats) {
+    const auto seconds = submitSeconds(passes, repeats);
+    return *std::min_element(seconds.begin(), seconds.end());
 }
 
 } // namespace inferscope::compute

@@ -8,6 +8,7 @@
 #include "compute/vulkan/Pipeline.hpp"
 
 #include <cstdint>
+#include <vector>
 
 namespace inferscope::compute {
 
@@ -18,8 +19,10 @@ public:
     StreamReadKernel(const VulkanContext& context, std::uint64_t bytes, std::uint32_t workgroup,
                      std::uint32_t lanes, bool contiguous);
 
-    // Seconds of the fastest of `repeats` submissions, each of `passes` passes over the
-    // source recorded one after the other (the engine's barrier between each).
+    // Seconds of each of `repeats` submissions, each of `passes` passes over the source
+    // recorded one after the other (the engine's barrier between each).
+    std::vector<double> submitSeconds(std::uint32_t passes, int repeats);
+    // The fastest of them.
     double bestSubmitSeconds(std::uint32_t passes, int repeats);
 
 private:

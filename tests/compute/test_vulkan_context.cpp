@@ -1,7 +1,8 @@
 // The Vulkan runtime below the kernels: device enumeration and choice, buffers, the
 // validation log (which must really count errors), the bounded fence wait, and the
-// dispatch-floor probe that `bench` adds to its roofline.
+// dispatch-floor and read-bandwidth probes that `bench` builds its roofline from.
 #include "compute/engine/Kernels.hpp"
+#include "compute/vulkan/BandwidthProbe.hpp"
 #include "compute/vulkan/DispatchProbe.hpp"
 
 #include <QtTest>
@@ -133,6 +134,26 @@ private slots:
         QVERIFY(many.microsecondsPerDispatch < 10'000); // a dispatch is not 10 ms
         qInfo("dispatch floor: %.1f us (32 dispatches), %.1f us (512)", few.microsecondsPerDispatch,
               many.microsecondsPerDispatch);
+        QCOMPARE(context.validationLog().errors(), 0u);
+    }
+
+    // The bandwidth is the fastest pass over every size, each size read several times; the
+    // slowest pass and the method are kept so a table can say how steady the machine was.
+    void readBandwidthIsTheFastestPassOverEverySize() {
+        VulkanContext context;
+        const std::vector<std::uint64_t> sizes{8ull << 20, 16ull << 20, 16ull << 20};
+        const auto measured = measureReadBandwidth(context, sizes, 3);
+        QCOMPARE(measured.sizes, (std::vector<std::uint64_t>{8ull << 20, 16ull << 20}));
+        QCOMPARE(measured.passesPerSize, 3);
+        QVERIFY(measured.bytes == (8ull << 20) || measured.bytes == (16ull << 20));
+        QVERIFY(measured.seconds > 0 && std::isfinite(measured.seconds));
+        QCOMPARE(measured.gigabytesPerSecond, double(measured.bytes) / measured.seconds / 1e9);
+        QVERIFY(measured.slowestGigabytesPerSecond > 0);
+        QVERIFY(measured.slowestGigabytesPerSecond <= measured.gigabytesPerSecond);
+        const std::string method = measured.method();
+        QVERIFY2(method.find("fastest of 3 passes over each of 8 MiB and 16 MiB") == 0,
+                 method.c_str());
+        qInfo("%.1f GB/s: %s", measured.gigabytesPerSecond, method.c_str());
         QCOMPARE(context.validationLog().errors(), 0u);
     }
 };
