@@ -16,8 +16,7 @@ std::string BandwidthMeasurement::method() const {
     char spread[96];
     std::snprintf(spread, sizeof spread, "; passes ranged %.1f-%.1f GB/s",
                   slowestGigabytesPerSecond, gigabytesPerSecond);
-    return "fastest of " + std::to_string(passesPerSize) + " passes over each of " + list +
-           spread;
+    return "fastest of " + std::to_string(passesPerSize) + " passes over each of " + list + spread;
 }
 
 BandwidthMeasurement measureReadBandwidth(const VulkanContext& context,

@@ -13,8 +13,8 @@ namespace inferscope::compute {
 struct BandwidthMeasurement {
     std::vector<std::uint64_t> sizes; // bytes of each source buffer, after the device caps
     int passesPerSize = 0;
-    std::uint64_t bytes = 0; // read by the fastest pass
-    double seconds = 0;      // the fastest pass (submit to fence)
+    std::uint64_t bytes = 0;              // read by the fastest pass
+    double seconds = 0;                   // the fastest pass (submit to fence)
     double gigabytesPerSecond = 0;        // of the fastest pass: the figure rooflines use
     double slowestGigabytesPerSecond = 0; // of the slowest: how far the machine drifted
 
