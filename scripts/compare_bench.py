@@ -3,6 +3,7 @@
 Arguments: ours.json (inferscope-cli bench --json), llama.cpp CPU json, and llama.cpp Vulkan
 json (optional: without it the Vulkan columns read "-")."""
 import json
+import os
 import sys
 
 
@@ -29,6 +30,9 @@ def main():
     device = {r["property"]: r["value"] for r in table(ours, "bench-device")}
     print(f"Device: {device.get('name')}  (read bandwidth {device.get('measured read bandwidth (GB/s)', 0):.1f} GB/s:"
           f" {device.get('read bandwidth measured as', 'best pass')})")
+    pool = os.environ.get("LP_NUM_THREADS")
+    print(f"Threads: llama.cpp CPU {cpu.get('threads', '?')}; InferScope: lavapipe's thread pool "
+          + (f"LP_NUM_THREADS={pool}" if pool is not None else "as the driver sets it (one per core)"))
     print()
     print(f"{'test':<12}{'InferScope':>12}{'llama.cpp CPU':>15}{'llama.cpp VK':>14}{'vs CPU':>9}{'vs VK':>9}")
     cpu_pp = {r["tokens"]: r["tokens_per_s"] for r in cpu["prompt"]}
