@@ -1,10 +1,15 @@
 #include "compute/vulkan/Buffer.hpp"
 
+#include <atomic>
 #include <utility>
 
 namespace inferscope::compute {
 
 namespace {
+std::uint64_t nextSerial() {
+    static std::atomic<std::uint64_t> counter{0};
+    return ++counter;
+}
 std::string megabytes(std::uint64_t bytes) {
     return std::to_string(bytes / (1024 * 1024)) + " MiB";
 }
@@ -12,7 +17,7 @@ std::string megabytes(std::uint64_t bytes) {
 
 Buffer::Buffer(const VulkanContext& context, std::uint64_t bytes, BufferKind kind,
                const std::string& label)
-    : context_(&context), size_(bytes), kind_(kind), label_(label) {
+    : context_(&context), serial_(nextSerial()), size_(bytes), kind_(kind), label_(label) {
     if (bytes == 0) throw ComputeError("buffer '" + label + "' of zero bytes");
     const auto& info = context.info();
     if (info.maxMemoryAllocationSize && bytes > info.maxMemoryAllocationSize) {
@@ -91,6 +96,7 @@ Buffer& Buffer::operator=(Buffer&& other) noexcept {
     if (this != &other) {
         release();
         context_ = std::exchange(other.context_, nullptr);
+        serial_ = std::exchange(other.serial_, 0);
         buffer_ = std::move(other.buffer_);
         memory_ = std::move(other.memory_);
         size_ = std::exchange(other.size_, 0);

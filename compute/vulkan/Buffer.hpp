@@ -33,6 +33,10 @@ public:
 
     explicit operator bool() const { return size_ != 0; }
     vk::Buffer handle() const { return *buffer_; }
+    // Unique to this buffer for the life of the process (a moved buffer keeps it): caches
+    // key on it, because a driver may give a new buffer a destroyed one's handle (lavapipe
+    // does), and a set cached for the old one would hold its destroyed texel views.
+    std::uint64_t serial() const { return serial_; }
     std::uint64_t size() const { return size_; }
     BufferKind kind() const { return kind_; }
     const std::string& label() const { return label_; }
@@ -60,6 +64,7 @@ private:
     void release();
 
     const VulkanContext* context_ = nullptr;
+    std::uint64_t serial_ = 0;
     vk::raii::Buffer buffer_{nullptr};
     vk::raii::DeviceMemory memory_{nullptr};
     std::uint64_t size_ = 0;

@@ -99,7 +99,7 @@ vk::DescriptorSet Pipeline::descriptorSet(std::span<const BufferBinding> binding
         if (!b.buffer || !*b.buffer) {
             throw ComputeError("pipeline '" + name_ + "': an empty buffer was bound");
         }
-        key.push_back(reinterpret_cast<std::uint64_t>(static_cast<VkBuffer>(b.buffer->handle())));
+        key.push_back(b.buffer->serial()); // not the handle: see Buffer::serial
         key.push_back(b.offset);
         key.push_back(b.range);
     }

@@ -719,6 +719,45 @@ private slots:
         }
     }
 
+    void descriptorSetsFollowReplacedBuffers() {
+        // Buffers destroyed and created again between dispatches (a format switch re-uploads
+        // every matrix): each dispatch reads the buffers it was given. A driver may hand a
+        // new buffer a destroyed one's handle (lavapipe does), and a descriptor set cached
+        // by handle then reads the destroyed buffer's texel views.
+        kernels_ = variants_.front().get();
+        auto x = deviceVector(randomValues(8, 2), "x");
+        auto y = deviceVector(std::vector<float>(8), "y");
+        const auto input = x.read<float>(8);
+        for (std::uint32_t round = 0; round < 6; ++round) {
+            const auto weights = randomValues(8 * 8, 50 + round);
+            auto matrix = uploadMatrix(*context_, weights, 8, 8, WeightFormat::F32, "W");
+            MatvecArgs args;
+            args.weights = &matrix;
+            args.input = &x;
+            args.inputStride = 8;
+            args.output = &y;
+            args.outputStride = 8;
+            args.tokens = 1;
+            recorder_->begin();
+            kernels_->matvec(*recorder_, args, "replaced");
+            recorder_->submitAndWait();
+            const auto got = y.read<float>(8);
+            for (std::uint32_t r = 0; r < 8; ++r) {
+                double expected = 0, magnitude = 0;
+                for (std::uint32_t i = 0; i < 8; ++i) {
+                    expected += double(weights[r * 8 + i]) * input[i];
+                    magnitude += std::abs(double(weights[r * 8 + i]) * input[i]);
+                }
+                QVERIFY2(std::abs(got[r] - expected) <= 1e-5 * magnitude + 1e-6,
+                         qPrintable(QString("round %1 row %2: %3 vs %4")
+                                        .arg(round)
+                                        .arg(r)
+                                        .arg(got[r])
+                                        .arg(expected)));
+            }
+        }
+    }
+
     void cleanupTestCase() {
         recorder_.reset();
         variants_.clear();
