@@ -8,6 +8,7 @@ uint weightRow(uint slot) {
     const uint i = min(slot / 2, ffnSize() - 1);
     return (slot & 1) == 0 ? i : i + ffnSize();
 }
+uint rowGroup() { return gl_WorkGroupID.x; }
 uint inputRow(uint token) { return token; }
 
 void main() {

@@ -13,6 +13,7 @@ layout(std430, binding = 5) readonly buffer Gather { uint gatherRows[]; };
 layout(std430, binding = 6) buffer Probe { uint probeMaxBits[]; };
 
 uint weightRow(uint slot) { return min(slot, p.rows - 1); }
+uint rowGroup() { return gl_WorkGroupID.x; }
 uint inputRow(uint token) { return GATHER ? gatherRows[token] : token; }
 
 void main() {

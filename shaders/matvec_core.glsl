@@ -1,7 +1,9 @@
 // The inner product loop shared by every matrix-vector / matrix-matrix kernel. The includer
 // has already included common.glsl, a dequant_<format>.glsl and matvec_params.glsl, and
 // defines `uint weightRow(uint slot)`: the weight row of this workgroup's slot (clamped to
-// a valid row). A workgroup computes ROWS_PER_WG rows for TOKENS tokens.
+// a valid row), and `uint rowGroup()`: which ROWS_PER_WG slots this workgroup computes
+// (gl_WorkGroupID.x, or an order of its own). A workgroup computes ROWS_PER_WG rows for
+// TOKENS tokens.
 //
 // Two layouts, picked by specialization from the device's properties:
 //  SPLIT_COLUMNS: the lanes stride along each row and sum with a workgroup reduction at the
@@ -39,6 +41,7 @@ const uint ROWS_PER_WG = SPLIT_COLUMNS ? SLOTS : SLOTS * WG;
 
 uint weightRow(uint slot);
 uint inputRow(uint token);
+uint rowGroup();
 
 float dots[SLOTS][TOKENS];
 float normScale[TOKENS];
@@ -50,7 +53,7 @@ uint slotOf(uint s) {
     const uint lane = gl_LocalInvocationID.x;
     const uint inGroup = SPLIT_COLUMNS ? s
                          : (SLOTS % 2 == 0 ? (s / 2) * 2 * WG + 2 * lane + (s & 1) : s * WG + lane);
-    return gl_WorkGroupID.x * ROWS_PER_WG + inGroup;
+    return rowGroup() * ROWS_PER_WG + inGroup;
 }
 uint tokenOf(uint c) { return min(gl_WorkGroupID.y * TOKENS + c, p.tokens - 1); }
 // Whether this lane writes the results of its slots (one writer per row).

@@ -15,5 +15,6 @@ layout(push_constant) uniform Params {
     uint maxBlocks; // block-table entries per sequence
     uint formatWords; // block formats: first word of the scales (see dequant_q8_0.glsl)
     uint firstRow;  // the weights are a row chunk starting at this row of the whole matrix
-    uint pad;
+    uint attentionStride; // qkv_rope with FUSED_ATTENTION: elements per attention output row
+    float attentionScale; // ... and 1 / sqrt(headDim)
 } p;

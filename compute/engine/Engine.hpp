@@ -158,15 +158,17 @@ struct EngineBufferPlan {
     std::uint32_t hiddenStride = 0, queryStride = 0, ffnStride = 0;
     std::uint64_t kvBytesPerLayer = 0; // one f16 K|V buffer per layer
     // The step's buffers (each at least 16 bytes): hidden, queries and attention output, FFN
-    // intermediate (device-local); token ids, token infos, block tables, logit rows (upload);
-    // logits, argmax, residual max (readback).
+    // intermediate, fused attention's arrival counters (device-local); token ids, token
+    // infos, block tables, logit rows (upload); logits, argmax, residual max (readback).
     std::uint64_t hiddenBytes = 0, queryBytes = 0, attentionBytes = 0, ffnBytes = 0;
     std::uint64_t tokenIdBytes = 0, tokenInfoBytes = 0, blockTableBytes = 0, gatherBytes = 0;
     std::uint64_t logitBytes = 0, argmaxBytes = 0, residualMaxBytes = 0;
+    std::uint64_t arrivalBytes = 0; // the counters of attention fused into qkv_rope
     // Every step buffer but the logits (EngineMemory::activationBytes includes them).
     std::uint64_t scratchBytes() const {
         return hiddenBytes + queryBytes + attentionBytes + ffnBytes + tokenIdBytes +
-               tokenInfoBytes + blockTableBytes + gatherBytes + argmaxBytes + residualMaxBytes;
+               tokenInfoBytes + blockTableBytes + gatherBytes + argmaxBytes + residualMaxBytes +
+               arrivalBytes;
     }
 };
 EngineBufferPlan planEngineBuffers(const models::ModelConfig& config, const EngineOptions& options,
@@ -271,6 +273,8 @@ private:
     std::unique_ptr<KvCache> kvCache_;
     struct Layer;
     std::vector<Layer> layers_;
+    // Whether this layer's attention runs inside its qkv_rope dispatch in decode steps.
+    bool fusesAttention(const Layer& layer) const;
     struct Buffers;
     std::unique_ptr<Buffers> buffers_;
     std::map<SequenceId, std::vector<std::int32_t>> history_; // uncached mode recomputes these

@@ -24,7 +24,8 @@ struct MatvecPush {
     std::uint32_t maxBlocks = 0;
     std::uint32_t formatWords = 0;
     std::uint32_t firstRow = 0;
-    std::uint32_t pad = 0;
+    std::uint32_t attentionStride = 0;
+    float attentionScale = 0.0f;
 };
 
 struct AttentionPush {
@@ -252,13 +253,32 @@ void Kernels::qkvRope(CommandRecorder& recorder, const QkvRopeArgs& a, const std
         a.weights->rows == 0 || a.firstRow + a.weights->rows > allRows) {
         throw ComputeError("qkv_rope: weight rows do not match heads x head dim");
     }
+    const bool fused = a.attentionOutput != nullptr;
     const auto shape = shapeFor(a.tokens, true, *a.weights);
+    const std::uint32_t tokenGroups = divideUp(a.tokens, shape.tokensPerGroup);
+    if (fused) {
+        if (!fusesAttention(a.heads, a.kvHeads, a.headDim))
+            throw ComputeError("qkv_rope: this device's kernels cannot fuse attention");
+        if (a.firstRow != 0 || a.weights->rows != allRows)
+            throw ComputeError("qkv_rope: fused attention needs the whole Q|K|V matrix");
+        if (!a.arrivals || a.arrivals->size() < std::uint64_t(a.kvHeads) * tokenGroups * 4)
+            throw ComputeError("qkv_rope: fused attention needs arrival counters");
+    }
     auto spec = coreSpecialization(shape, a.normWeight != nullptr);
     spec.push_back(a.splitHalf ? 1 : 0);
     spec.push_back(a.bias ? 1 : 0);
+    spec.push_back(fused ? 1 : 0);                             // FUSED_ATTENTION
+    spec.push_back(fused ? a.heads / a.kvHeads : 1);           // ATTENTION_GROUP
+    spec.push_back(fused ? a.headDim / tuning_.workgroup : 8); // DIMS_PER_LANE
     finishSpecialization(spec, *a.weights);
-    auto& pipe = pipeline("qkv_rope_" + matrixShaderSuffix(*a.weights), 9, sizeof(MatvecPush), spec,
-                          matrixTexelBindings(a.weights->format));
+    // Bindings 9 and 12, the fused attention's views of the cache (eight halves per texel)
+    // and of the queries.
+    auto texels = matrixTexelBindings(a.weights->format);
+    texels.resize(13, vk::Format::eUndefined);
+    texels[9] = vk::Format::eR32G32B32A32Uint;
+    texels[12] = vk::Format::eR32G32B32A32Sfloat;
+    auto& pipe = pipeline("qkv_rope_" + matrixShaderSuffix(*a.weights), 13, sizeof(MatvecPush),
+                          spec, std::move(texels));
     MatvecPush push;
     push.rows = a.weights->rows;
     push.cols = a.weights->cols;
@@ -274,6 +294,8 @@ void Kernels::qkvRope(CommandRecorder& recorder, const QkvRopeArgs& a, const std
     push.maxBlocks = a.kv.maxBlocks;
     push.formatWords = a.weights->formatWords;
     push.firstRow = a.firstRow;
+    push.attentionStride = a.attentionOutputStride;
+    push.attentionScale = 1.0f / std::sqrt(float(a.headDim));
     recorder.dispatch(pipe,
                       {{&a.weights->buffer},
                        {a.input},
@@ -283,9 +305,12 @@ void Kernels::qkvRope(CommandRecorder& recorder, const QkvRopeArgs& a, const std
                        {a.kv.tokenInfo},
                        {a.kv.blockTables},
                        {a.kv.cache},
-                       {a.ropeInvFrequency}},
-                      push, rowGroups(a.weights->rows, shape),
-                      divideUp(a.tokens, shape.tokensPerGroup), 1, label);
+                       {a.ropeInvFrequency},
+                       {fused ? a.kv.cache : &dummy_},
+                       {fused ? a.attentionOutput : &dummy_},
+                       {fused ? a.arrivals : &dummy_},
+                       {fused ? a.queries : &dummy_}},
+                      push, rowGroups(a.weights->rows, shape), tokenGroups, 1, label);
 }
 
 void Kernels::ffnGateUp(CommandRecorder& recorder, const GateUpArgs& a, const std::string& label) {
@@ -314,19 +339,35 @@ void Kernels::ffnGateUp(CommandRecorder& recorder, const GateUpArgs& a, const st
         label);
 }
 
+std::uint32_t Kernels::attentionWidth(std::uint32_t headDim) const {
+    std::uint32_t width = std::min(tuning_.attentionWorkgroup, headDim);
+    while (width > 1 && headDim % width) width /= 2;
+    return width;
+}
+
+bool Kernels::attentionRowsLayout(std::uint32_t headDim) const {
+    // CPU devices: lanes take positions for the scores (attention_rows_body.glsl); it needs
+    // the workgroup to be exactly one subgroup wide and a multiple of 8 dimensions per lane.
+    const std::uint32_t width = attentionWidth(headDim);
+    return tuning_.broadcastInput && !tuning_.splitColumns && width == tuning_.workgroup &&
+           headDim % (8 * width) == 0;
+}
+
+bool Kernels::fusesAttention(std::uint32_t heads, std::uint32_t kvHeads,
+                             std::uint32_t headDim) const {
+    // The kernel keeps the kv groups a workgroup touches as bits of one word.
+    return attentionRowsLayout(headDim) && kvHeads > 0 && kvHeads <= 32 && heads % kvHeads == 0;
+}
+
 void Kernels::attention(CommandRecorder& recorder, const AttentionArgs& a,
                         const std::string& label) {
     if (a.tokens == 0) return;
     if (a.kvHeads == 0 || a.heads % a.kvHeads) {
         throw ComputeError("attention: heads must be a multiple of kv heads");
     }
-    std::uint32_t width = std::min(tuning_.attentionWorkgroup, a.headDim);
-    while (width > 1 && a.headDim % width) width /= 2;
+    const std::uint32_t width = attentionWidth(a.headDim);
     const std::uint32_t group = a.heads / a.kvHeads;
-    // CPU devices: lanes take positions for the scores (attention_rows.comp); it needs the
-    // workgroup to be exactly one subgroup wide and a multiple of 8 dimensions per lane.
-    const bool rows = tuning_.broadcastInput && !tuning_.splitColumns &&
-                      width == tuning_.workgroup && a.headDim % (8 * width) == 0;
+    const bool rows = attentionRowsLayout(a.headDim);
     // Binding 1, the f16 cache, is read as texels: eight halves each in attention_rows, two
     // in attention.
     auto& pipe = pipeline(

@@ -80,6 +80,13 @@ struct QkvRopeArgs {
     std::uint32_t headDim = 0;
     KvLayout kv;
     std::uint32_t firstRow = 0; // a row chunk of whole heads starting at this row
+    // Attention fused into the same dispatch (fusesAttention; shaders/qkv_rope_body.glsl):
+    // the output rows (as AttentionArgs::output) and the arrival counters, at least
+    // arrivalWords(...) words, all zero (the kernel leaves them so). The caller guarantees
+    // that every sequence has one new token in the dispatch and that the matrix is whole.
+    const Buffer* attentionOutput = nullptr;
+    std::uint32_t attentionOutputStride = 0;
+    const Buffer* arrivals = nullptr;
 };
 
 struct GateUpArgs {
@@ -119,6 +126,13 @@ public:
     void qkvRope(CommandRecorder& recorder, const QkvRopeArgs& args, const std::string& label);
     void ffnGateUp(CommandRecorder& recorder, const GateUpArgs& args, const std::string& label);
     void attention(CommandRecorder& recorder, const AttentionArgs& args, const std::string& label);
+    // Whether qkvRope can run attention in its own dispatch for this shape (CPU devices, where
+    // attention takes the rows layout and a dispatch's fixed cost is tens of microseconds).
+    bool fusesAttention(std::uint32_t heads, std::uint32_t kvHeads, std::uint32_t headDim) const;
+    // The arrival counters a fused qkvRope of `tokens` tokens needs (QkvRopeArgs::arrivals).
+    static std::uint32_t arrivalWords(std::uint32_t kvHeads, std::uint32_t tokens) {
+        return kvHeads * tokens; // at most one token group per token
+    }
     // `table` may be a row chunk holding token ids [firstRow, firstRow + table.rows) of a
     // vocabulary of `vocab` (0: the table is whole); tokens outside it are left to the
     // dispatches of the other chunks.
@@ -151,6 +165,10 @@ private:
     // ROW_BLOCK (13).
     void finishSpecialization(std::vector<std::uint32_t>& spec, const DeviceMatrix& weights) const;
     std::uint32_t rowGroups(std::uint32_t rows, const MatvecShape& shape) const;
+    // Lanes of an attention workgroup, and whether attention takes the rows layout
+    // (attention_rows_body.glsl) for this head size.
+    std::uint32_t attentionWidth(std::uint32_t headDim) const;
+    bool attentionRowsLayout(std::uint32_t headDim) const;
 
     const VulkanContext& context_;
     KernelTuning tuning_;

@@ -619,6 +619,148 @@ private slots:
         }
     }
 
+    // Attention fused into qkv_rope (decode steps on CPU devices) against the two separate
+    // dispatches on the same inputs: the same shader code attends in both, so Q, the cache
+    // and the attention output must agree exactly; the arrival counters must be zero after
+    // the dispatch, so a second fused dispatch gives the same result again.
+    void qkvRopeFusedAttention() {
+        Kernels& native = *variants_.front();
+        for (std::size_t v = 1; v < variants_.size(); ++v) {
+            // The GPU layouts and the plain row layout keep attention separate.
+            QVERIFY(!variants_[v]->fusesAttention(6, 2, 64));
+        }
+        if (!native.fusesAttention(6, 2, 64)) {
+            QVERIFY(context_->info().type != "cpu"); // CPU devices fuse
+            QSKIP("this device keeps attention in a dispatch of its own");
+        }
+        kernels_ = &native;
+        struct Shape {
+            std::uint32_t heads, kvHeads, headDim;
+        };
+        // One head per row group (64 rows), a head over two row groups, one kv head (MQA).
+        const std::vector<Shape> shapes = {{9, 3, 64}, {4, 2, 128}, {4, 1, 64}};
+        std::uint32_t seed = 4000;
+        for (const auto& shape : shapes) {
+            QVERIFY(native.fusesAttention(shape.heads, shape.kvHeads, shape.headDim));
+            for (auto format : {WeightFormat::F32, WeightFormat::Q4_1}) {
+                // 1 token, 3 (one token group), 21 (two token groups of the prefill tile).
+                for (std::uint32_t n : {1u, 3u, 21u}) {
+                    runFusedAttentionCase(shape.heads, shape.kvHeads, shape.headDim, format, n,
+                                          seed++);
+                    if (QTest::currentTestFailed()) return;
+                }
+            }
+        }
+    }
+    void runFusedAttentionCase(std::uint32_t heads, std::uint32_t kvHeads, std::uint32_t headDim,
+                               WeightFormat format, std::uint32_t n, std::uint32_t seed) {
+        const std::uint32_t cols = 96, stride = paddedColumns(cols), blockSize = 16;
+        const std::uint32_t maxBlocks = 8, rows = (heads + 2 * kvHeads) * headDim;
+        const std::uint32_t qStride = heads * headDim;
+        const auto rope = ropeTable(headDim, 10000.0f);
+        auto ropeBuffer = uploadVector(*context_, rope.invFrequency, "rope");
+        // n sequences, one new token each, at positions 0 ... 100 (several chunks of 8).
+        std::vector<TokenInfo> tokens(n);
+        std::vector<std::uint32_t> tables(std::size_t(n) * maxBlocks);
+        for (std::uint32_t t = 0; t < n; ++t) {
+            tokens[t] = {t, (t * 37 + seed) % 101};
+            for (std::uint32_t b = 0; b < maxBlocks; ++b)
+                tables[t * maxBlocks + b] = (b * n + (n - 1 - t)) % (n * maxBlocks);
+        }
+        auto tokenBuffer = deviceArray(tokens, "tokens");
+        auto tablesBuffer = deviceArray(tables, "tables");
+        const std::uint32_t kvElements = n * maxBlocks * 2 * kvHeads * blockSize * headDim;
+        const auto cacheValues = randomValues(kvElements, seed, 2.0f);
+        std::vector<std::uint16_t> cacheHalves(kvElements);
+        for (std::uint32_t i = 0; i < kvElements; ++i)
+            cacheHalves[i] = models::floatToHalf(cacheValues[i]);
+        auto matrix = uploadMatrix(*context_, randomValues(std::size_t(rows) * cols, seed + 1),
+                                   rows, cols, format, "Wqkv");
+        auto input = deviceVector(
+            padRows(randomValues(std::size_t(n) * cols, seed + 2, 2.0f), n, cols, stride), "x");
+        auto norm = uploadVector(*context_, randomValues(cols, seed + 3), "norm");
+
+        struct Run {
+            std::vector<float> queries, attention;
+            std::vector<std::uint16_t> cache;
+            std::vector<std::uint32_t> arrivals;
+        };
+        Buffer arrivals(*context_, Kernels::arrivalWords(kvHeads, n) * 4, BufferKind::DeviceLocal,
+                        "arrivals");
+        arrivals.fillZero();
+        auto run = [&](bool fused) {
+            Buffer cache(*context_, kvElements * 2, BufferKind::DeviceLocal, "kv");
+            cache.upload(std::span<const std::uint16_t>(cacheHalves));
+            auto queries = deviceVector(std::vector<float>(n * qStride), "q");
+            auto out = deviceVector(std::vector<float>(n * qStride), "attention");
+            QkvRopeArgs args;
+            args.weights = &matrix;
+            args.input = &input;
+            args.inputStride = stride;
+            args.queries = &queries;
+            args.queryStride = qStride;
+            args.tokens = n;
+            args.normWeight = &norm;
+            args.ropeInvFrequency = &ropeBuffer;
+            args.splitHalf = true;
+            args.heads = heads;
+            args.kvHeads = kvHeads;
+            args.headDim = headDim;
+            args.kv = {&cache, &tokenBuffer, &tablesBuffer, blockSize, maxBlocks};
+            if (fused) {
+                args.attentionOutput = &out;
+                args.attentionOutputStride = qStride;
+                args.arrivals = &arrivals;
+            }
+            recorder_->begin();
+            kernels_->qkvRope(*recorder_, args, "qkv");
+            if (!fused) {
+                AttentionArgs attention;
+                attention.queries = &queries;
+                attention.queryStride = qStride;
+                attention.output = &out;
+                attention.outputStride = qStride;
+                attention.tokens = n;
+                attention.heads = heads;
+                attention.kvHeads = kvHeads;
+                attention.headDim = headDim;
+                attention.kv = args.kv;
+                kernels_->attention(*recorder_, attention, "attention");
+            }
+            recorder_->submitAndWait();
+            return Run{queries.read<float>(n * qStride), out.read<float>(n * qStride),
+                       cache.read<std::uint16_t>(kvElements),
+                       arrivals.read<std::uint32_t>(Kernels::arrivalWords(kvHeads, n))};
+        };
+        const auto separate = run(false);
+        for (int repeat = 0; repeat < 2; ++repeat) {
+            const auto fused = run(true);
+            const QString what =
+                QString("heads %1/%2 dim %3 %4 tokens %5 run %6")
+                    .arg(heads)
+                    .arg(kvHeads)
+                    .arg(headDim)
+                    .arg(QString::fromStdString(std::string(weightFormatInfo(format).name)))
+                    .arg(n)
+                    .arg(repeat);
+            QVERIFY2(fused.queries == separate.queries, qPrintable("queries, " + what));
+            QVERIFY2(fused.cache == separate.cache, qPrintable("kv cache, " + what));
+            for (std::size_t i = 0; i < fused.attention.size(); ++i) {
+                QVERIFY2(fused.attention[i] == separate.attention[i],
+                         qPrintable(QString("attention[%1] %2 vs %3, ")
+                                        .arg(i)
+                                        .arg(fused.attention[i])
+                                        .arg(separate.attention[i]) +
+                                    what));
+            }
+            for (auto count : fused.arrivals)
+                QVERIFY2(count == 0, qPrintable("arrival counter left set, " + what));
+        }
+        // The separate run attended over real values (not a zero buffer both sides share).
+        QVERIFY(std::any_of(separate.attention.begin(), separate.attention.end(),
+                            [](float v) { return v != 0.0f; }));
+    }
+
     void embeddingLookup() {
         for (auto& variant : variants_) {
             embeddingLookupFor(variant.get());
