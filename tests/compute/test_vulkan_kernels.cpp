@@ -88,6 +88,19 @@ class VulkanKernelsTest : public QObject {
         return buffer;
     }
 
+    // One token through an 8 x 8 matrix, rows unpadded (8 is a multiple of 4).
+    static MatvecArgs oneTokenArgs8x8(const DeviceMatrix& matrix, const Buffer& x,
+                                      const Buffer& y) {
+        MatvecArgs args;
+        args.weights = &matrix;
+        args.input = &x;
+        args.inputStride = 8;
+        args.output = &y;
+        args.outputStride = 8;
+        args.tokens = 1;
+        return args;
+    }
+
     struct MatvecCase {
         std::uint32_t rows, cols, tokens;
         WeightFormat format;
@@ -833,17 +846,12 @@ private slots:
 
     void descriptorSetsAreCached() {
         // A second identical dispatch allocates nothing new.
+        kernels_ = variants_.front().get();
         auto weights = randomValues(8 * 8, 1);
         auto matrix = uploadMatrix(*context_, weights, 8, 8, WeightFormat::F32, "W");
         auto x = deviceVector(randomValues(8, 2), "x");
         auto y = deviceVector(std::vector<float>(8), "y");
-        MatvecArgs args;
-        args.weights = &matrix;
-        args.input = &x;
-        args.inputStride = 8;
-        args.output = &y;
-        args.outputStride = 8;
-        args.tokens = 1;
+        const auto args = oneTokenArgs8x8(matrix, x, y);
         recorder_->begin();
         kernels_->matvec(*recorder_, args, "first");
         recorder_->submitAndWait();
@@ -873,15 +881,8 @@ private slots:
         for (std::uint32_t round = 0; round < 6; ++round) {
             const auto weights = randomValues(8 * 8, 50 + round);
             auto matrix = uploadMatrix(*context_, weights, 8, 8, WeightFormat::F32, "W");
-            MatvecArgs args;
-            args.weights = &matrix;
-            args.input = &x;
-            args.inputStride = 8;
-            args.output = &y;
-            args.outputStride = 8;
-            args.tokens = 1;
             recorder_->begin();
-            kernels_->matvec(*recorder_, args, "replaced");
+            kernels_->matvec(*recorder_, oneTokenArgs8x8(matrix, x, y), "replaced");
             recorder_->submitAndWait();
             const auto got = y.read<float>(8);
             for (std::uint32_t r = 0; r < 8; ++r) {
