@@ -250,20 +250,46 @@ void broadcastChunk(uint i0, uint wBase[SLOTS], uint cBase[SLOTS], uint xBase[TO
 #ifdef WEIGHT_BYTES
     // 8-bit codes inside one block: four words (16 codes) per fetch (see the nibble
     // path); the words of a row chunk start at a multiple of 4 (rows are padded to 64).
+    // Codes stay at their place in the word (unpackBytesInPlace: byte i times 2^24, a mask
+    // or a shift each where sign extension takes two), so the activations or the scale
+    // carry the 2^-24 (a power of two: the products are bit for bit code x activation).
+    // Below PRESCALE_TOKENS tokens (decode) the block scale applies once per chunk and row,
+    // to the sum of code x activation (as the nibble path); from there on (prompts, large
+    // batches) each code is scaled, which keeps no second SLOTS x TOKENS array of sums.
     if (oneBlock && WG % 4 == 0) {
+        const bool scaleCodes = TOKENS >= PRESCALE_TOKENS;
+        float codeDots[SLOTS][TOKENS];
+        float codeScale[SLOTS];
+        [[unroll]] for (uint s = 0; s < SLOTS; ++s) {
+            codeScale[s] = scaleCodes ? blockScale[s] * kBytePlace : kBytePlace;
+            [[unroll]] for (uint c = 0; c < TOKENS; ++c) codeDots[s][c] = 0.0;
+        }
         [[unroll]] for (uint j = 0; j < WG; j += 4) {
             uvec4 words[SLOTS];
             [[unroll]] for (uint s = 0; s < SLOTS; ++s)
                 words[s] = weightWords4(codeElement(cBase[s], (i0 + j) * 4) >> 2);
             [[unroll]] for (uint k = 0; k < 4; ++k) {
                 vec4 w[SLOTS];
-                [[unroll]] for (uint s = 0; s < SLOTS; ++s)
-                    w[s] = unpackBytes(words[s][k]) * blockScale[s];
+                [[unroll]] for (uint s = 0; s < SLOTS; ++s) {
+                    w[s] = unpackBytesInPlace(words[s][k]);
+                    if (scaleCodes) w[s] *= codeScale[s];
+                }
                 [[unroll]] for (uint c = 0; c < TOKENS; ++c) {
-                    const vec4 x = subgroupShuffle(xs[c], j + k);
-                    [[unroll]] for (uint s = 0; s < SLOTS; ++s) dots[s][c] += dot(w[s], x);
+                    vec4 x = subgroupShuffle(xs[c], j + k);
+                    if (!scaleCodes) x *= kBytePlace;
+                    [[unroll]] for (uint s = 0; s < SLOTS; ++s) {
+                        if (scaleCodes)
+                            dots[s][c] += dot(w[s], x);
+                        else
+                            codeDots[s][c] += dot(w[s], x);
+                    }
                 }
             }
+        }
+        if (!scaleCodes) {
+            [[unroll]] for (uint s = 0; s < SLOTS; ++s)
+                [[unroll]] for (uint c = 0; c < TOKENS; ++c)
+                    dots[s][c] += blockScale[s] * codeDots[s][c];
         }
         return;
     }

@@ -16,6 +16,12 @@ uvec4 weightWords4(uint i) { return texelFetch(weightTexels, int(i >> 2)); }
 vec4 unpackBytes(uint word) {
     return vec4(ivec4(uvec4(word << 24, word << 16, word << 8, word)) >> 24);
 }
+// The four signed bytes of a word, each times 2^24 (kBytePlace undoes it): byte i moved to
+// the top of the word, as a signed integer, exact in a float (8 significant bits).
+vec4 unpackBytesInPlace(uint word) {
+    return vec4(ivec4(uvec4(word << 24, word << 16, word << 8, word) & 0xff000000u));
+}
+const float kBytePlace = 1.0 / 16777216.0;
 // The four signed bytes at code element c (a multiple of 4; codeElement).
 vec4 int8Codes(uint c) { return unpackBytes(weightWord(c >> 2)); }
 // The four 4-bit codes at code element c (a multiple of 4; codeElement): one half of a word,
