@@ -259,11 +259,8 @@ void broadcastChunk(uint i0, uint wBase[SLOTS], uint cBase[SLOTS], uint xBase[TO
     if (oneBlock && WG % 4 == 0) {
         const bool scaleCodes = TOKENS >= PRESCALE_TOKENS;
         float codeDots[SLOTS][TOKENS];
-        float codeScale[SLOTS];
-        [[unroll]] for (uint s = 0; s < SLOTS; ++s) {
-            codeScale[s] = scaleCodes ? blockScale[s] * kBytePlace : kBytePlace;
+        [[unroll]] for (uint s = 0; s < SLOTS; ++s)
             [[unroll]] for (uint c = 0; c < TOKENS; ++c) codeDots[s][c] = 0.0;
-        }
         [[unroll]] for (uint j = 0; j < WG; j += 4) {
             uvec4 words[SLOTS];
             [[unroll]] for (uint s = 0; s < SLOTS; ++s)
@@ -272,7 +269,7 @@ void broadcastChunk(uint i0, uint wBase[SLOTS], uint cBase[SLOTS], uint xBase[TO
                 vec4 w[SLOTS];
                 [[unroll]] for (uint s = 0; s < SLOTS; ++s) {
                     w[s] = unpackBytesInPlace(words[s][k]);
-                    if (scaleCodes) w[s] *= codeScale[s];
+                    if (scaleCodes) w[s] *= blockScale[s] * kBytePlace;
                 }
                 [[unroll]] for (uint c = 0; c < TOKENS; ++c) {
                     vec4 x = subgroupShuffle(xs[c], j + k);

@@ -696,9 +696,12 @@ void Engine::runChunk(std::span<const TokenRow> rows, std::size_t firstRow,
     // batch a few workgroups would attend for many tokens each while the separate dispatch
     // spreads them over one workgroup per kv head and token.
     constexpr std::size_t kFusedAttentionMaxRows = 8;
-    std::set<std::uint32_t> slots;
-    for (const auto& row : rows) slots.insert(row.slot);
-    const bool fusableRows = slots.size() == rows.size() && rows.size() <= kFusedAttentionMaxRows;
+    bool fusableRows = rows.size() <= kFusedAttentionMaxRows;
+    if (fusableRows) {
+        std::set<std::uint32_t> slots;
+        for (const auto& row : rows) slots.insert(row.slot);
+        fusableRows = slots.size() == rows.size();
+    }
 
     const bool probeResidual = options_.probes.residualMax;
     const bool copyResidual = options_.probes.residualStream;
