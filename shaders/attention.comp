@@ -20,6 +20,7 @@ layout(push_constant) uniform Params {
     uint qStride;
     uint outStride;
     float scale; // 1 / sqrt(headDim)
+    uint kvBlocks; // physical blocks in the KV cache buffer (kv_cache.glsl)
 } p;
 
 layout(std430, binding = 0) readonly buffer Queries { float queries[]; };
@@ -56,9 +57,9 @@ void main() {
         const uint block = blockTables[info.sequence * p.maxBlocks + position / p.blockSize];
         const uint offset = position % p.blockSize;
         const uint kBase =
-            kvIndex(block, 0, kvHead, offset, dim0, p.kvHeads, p.blockSize, p.headDim);
+            kvIndex(block, 0, kvHead, offset, dim0, p.kvHeads, p.kvBlocks, p.blockSize, p.headDim);
         const uint vBase =
-            kvIndex(block, 1, kvHead, offset, dim0, p.kvHeads, p.blockSize, p.headDim);
+            kvIndex(block, 1, kvHead, offset, dim0, p.kvHeads, p.kvBlocks, p.blockSize, p.headDim);
         float k[DIMS_PER_LANE];
         float v[DIMS_PER_LANE];
         if (DIMS_PER_LANE % 2 == 0) {

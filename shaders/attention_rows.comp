@@ -18,6 +18,7 @@ layout(push_constant) uniform Params {
     uint qStride;
     uint outStride;
     float scale; // 1 / sqrt(headDim)
+    uint kvBlocks; // physical blocks in the KV cache buffer (kv_cache.glsl)
 } p;
 
 layout(std430, binding = 0) readonly buffer Queries { float queries[]; };
@@ -35,7 +36,7 @@ void storeAttention(uint i, float v) { outValues[i] = v; }
 
 void main() {
     attendRows(gl_WorkGroupID.x, gl_WorkGroupID.y,
-               AttentionShape(p.qStride, p.outStride, p.kvHeads, p.headDim, p.blockSize,
+               AttentionShape(p.qStride, p.outStride, p.kvHeads, p.kvBlocks, p.headDim, p.blockSize,
                               p.maxBlocks, p.scale),
                true);
 }

@@ -17,4 +17,5 @@ layout(push_constant) uniform Params {
     uint firstRow;  // the weights are a row chunk starting at this row of the whole matrix
     uint attentionStride; // qkv_rope with FUSED_ATTENTION: elements per attention output row
     float attentionScale; // ... and 1 / sqrt(headDim)
+    uint kvBlocks;  // qkv_rope: physical blocks in the KV cache buffer (kv_cache.glsl)
 } p;

@@ -99,7 +99,7 @@ void storeRows() {
         const uint kvHead = head - p.heads - (isKey ? 0 : p.kvHeads);
         pairKvIndex[k] =
             kvIndex(0, isKey ? 0 : 1, head < p.heads ? 0 : kvHead, 0, dims.x, p.kvHeads,
-                    p.blockSize, p.headDim);
+                    p.kvBlocks, p.blockSize, p.headDim);
     }
     [[unroll]] for (uint c = 0; c < TOKENS; ++c) {
         const uint token = gl_WorkGroupID.y * TOKENS + c;
@@ -109,7 +109,7 @@ void storeRows() {
         const uint block = blockTables[info.sequence * p.maxBlocks + blockIndex];
         // kvIndex is linear: the pair's index at block 0, offset 0 plus the token's here.
         const uint tokenKvBase = kvIndex(block, 0, 0, info.position - blockIndex * p.blockSize,
-                                         0, p.kvHeads, p.blockSize, p.headDim);
+                                         0, p.kvHeads, p.kvBlocks, p.blockSize, p.headDim);
         const float position = float(info.position);
         [[unroll]] for (uint k = 0; k < pairSlots; ++k) {
             if (!pairValid[k]) continue;
@@ -182,7 +182,7 @@ void attendCompletedGroups() {
         completed |= last ? 1u << g : 0u;
     }
     memoryBarrierBuffer();
-    const AttentionShape shape = AttentionShape(p.outStride, p.attentionStride, p.kvHeads,
+    const AttentionShape shape = AttentionShape(p.outStride, p.attentionStride, p.kvHeads, p.kvBlocks,
                                                 p.headDim, p.blockSize, p.maxBlocks,
                                                 p.attentionScale);
     // One pass per completed kv group: a loop, which lavapipe leaves at once when it has

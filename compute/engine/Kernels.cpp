@@ -26,6 +26,7 @@ struct MatvecPush {
     std::uint32_t firstRow = 0;
     std::uint32_t attentionStride = 0;
     float attentionScale = 0.0f;
+    std::uint32_t kvBlocks = 0;
 };
 
 struct AttentionPush {
@@ -38,6 +39,7 @@ struct AttentionPush {
     std::uint32_t qStride;
     std::uint32_t outStride;
     float scale;
+    std::uint32_t kvBlocks;
 };
 
 struct EmbedPush {
@@ -84,6 +86,15 @@ std::vector<vk::Format> weightTexelBindings(WeightFormat format) {
 std::vector<vk::Format> matrixTexelBindings(WeightFormat format) {
     return {weightTexelFormat(format), vk::Format::eR32G32B32A32Sfloat, vk::Format::eUndefined,
             vk::Format::eR32G32B32A32Sfloat};
+}
+
+// The physical blocks a KV cache buffer holds: the stride of its head-major layout
+// (shaders/kv_cache.glsl), K and V of every kv head in f16.
+std::uint32_t kvBlocksIn(const KvLayout& kv, std::uint32_t kvHeads, std::uint32_t headDim) {
+    const std::uint64_t blockBytes = 2ull * kvHeads * kv.blockSize * headDim * 2;
+    if (!kv.cache || blockBytes == 0 || kv.cache->size() < blockBytes)
+        throw ComputeError("KV cache buffer holds no whole block");
+    return std::uint32_t(kv.cache->size() / blockBytes);
 }
 
 void requireMultipleOf4(std::uint32_t stride, const char* what) {
@@ -296,6 +307,7 @@ void Kernels::qkvRope(CommandRecorder& recorder, const QkvRopeArgs& a, const std
     push.firstRow = a.firstRow;
     push.attentionStride = a.attentionOutputStride;
     push.attentionScale = 1.0f / std::sqrt(float(a.headDim));
+    push.kvBlocks = kvBlocksIn(a.kv, a.kvHeads, a.headDim);
     recorder.dispatch(pipe,
                       {{&a.weights->buffer},
                        {a.input},
@@ -376,7 +388,8 @@ void Kernels::attention(CommandRecorder& recorder, const AttentionArgs& a,
         {vk::Format::eUndefined, rows ? vk::Format::eR32G32B32A32Uint : vk::Format::eR32Uint});
     const AttentionPush push{a.tokens,      a.heads,        a.kvHeads,
                              a.headDim,     a.kv.blockSize, a.kv.maxBlocks,
-                             a.queryStride, a.outputStride, 1.0f / std::sqrt(float(a.headDim))};
+                             a.queryStride, a.outputStride, 1.0f / std::sqrt(float(a.headDim)),
+                             kvBlocksIn(a.kv, a.kvHeads, a.headDim)};
     recorder.dispatch(pipe,
                       {{a.queries}, {a.kv.cache}, {a.kv.tokenInfo}, {a.kv.blockTables}, {a.output}},
                       push, a.kvHeads, a.tokens, 1, label);

@@ -55,8 +55,22 @@ struct MatvecArgs {
     std::uint32_t firstRow = 0;
 };
 
+// The element (f16 half) of a KV cache buffer holding `kvBlocks` blocks where kind (0: K,
+// 1: V), kv head, dimension `dim` of physical block `block` at `offset` sits: the host's
+// copy of kvIndex in shaders/kv_cache.glsl, head-major.
+inline std::uint64_t kvCacheElement(std::uint32_t block, std::uint32_t kind, std::uint32_t kvHead,
+                                    std::uint32_t offset, std::uint32_t dim, std::uint32_t kvHeads,
+                                    std::uint32_t kvBlocks, std::uint32_t blockSize,
+                                    std::uint32_t headDim) {
+    return ((((std::uint64_t(kind) * kvHeads + kvHead) * kvBlocks + block) * blockSize + offset) *
+            headDim) +
+           dim;
+}
+
 struct KvLayout {
-    const Buffer* cache = nullptr; // one layer's blocks (f16)
+    // One layer's blocks, f16, head-major (shaders/kv_cache.glsl): the kernels take the
+    // block count from its size.
+    const Buffer* cache = nullptr;
     const Buffer* tokenInfo = nullptr;
     const Buffer* blockTables = nullptr;
     std::uint32_t blockSize = 16;

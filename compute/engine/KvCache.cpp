@@ -170,7 +170,11 @@ void KvCache::dropBlock(std::uint32_t block) {
 void KvCache::release(SequenceId id) {
     auto found = sequences_.find(id);
     if (found == sequences_.end()) return;
-    for (auto block : found->second.blocks) dropBlock(block);
+    // Last block first, as truncate does: the free list hands them out again in order, so a
+    // sequence's blocks stay one ascending run (the attention kernels stream each kv head's
+    // run, shaders/kv_cache.glsl).
+    const auto& blocks = found->second.blocks;
+    for (auto block = blocks.rbegin(); block != blocks.rend(); ++block) dropBlock(*block);
     freeSlots_.push_back(found->second.slot);
     sequences_.erase(found);
 }

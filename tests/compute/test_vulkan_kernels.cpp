@@ -429,11 +429,9 @@ private slots:
                                 const std::uint32_t g = head - heads - (isKey ? 0 : kvHeads);
                                 const std::uint32_t block = tables[tokens[t].sequence * maxBlocks +
                                                                    tokens[t].position / blockSize];
-                                const std::uint32_t index =
-                                    (((block * 2 + (isKey ? 0 : 1)) * kvHeads + g) * blockSize +
-                                     tokens[t].position % blockSize) *
-                                        headDim +
-                                    dim;
+                                const auto index = kvCacheElement(
+                                    block, isKey ? 0 : 1, g, tokens[t].position % blockSize, dim,
+                                    kvHeads, 2 * maxBlocks, blockSize, headDim);
                                 got = models::halfToFloat(kvHalves[index]);
                                 tolerance += 1e-3 * std::abs(out[r]);
                             }
@@ -590,9 +588,8 @@ private slots:
             auto at = [&](std::uint32_t seq, std::uint32_t pos, std::uint32_t kind, std::uint32_t g,
                           std::uint32_t d) {
                 const std::uint32_t block = tables[seq * maxBlocks + pos / blockSize];
-                return kvValues[(((block * 2 + kind) * kvHeads + g) * blockSize + pos % blockSize) *
-                                    headDim +
-                                d];
+                return kvValues[kvCacheElement(block, kind, g, pos % blockSize, d, kvHeads,
+                                               totalBlocks, blockSize, headDim)];
             };
             for (std::uint32_t t = 0; t < n; ++t) {
                 for (std::uint32_t h = 0; h < heads; ++h) {
