@@ -72,7 +72,8 @@ void attendRows(uint kvHead, uint token, AttentionShape a, bool attends) {
         const uint position = min(first + lane, last);
         const uint block = blockTables[info.sequence * a.maxBlocks + position / a.blockSize];
         const uint offset = position % a.blockSize;
-        const uint kBase = kvIndex(block, 0, kvHead, offset, 0, a.kvHeads, a.kvBlocks, a.blockSize, a.headDim);
+        const uint kBase =
+            kvIndex(block, 0, kvHead, offset, 0, a.kvHeads, a.kvBlocks, a.blockSize, a.headDim);
         float score[ATTENTION_GROUP];
         [[unroll]] for (uint g = 0; g < ATTENTION_GROUP; ++g) score[g] = 0.0;
         // headDim = WG x DIMS_PER_LANE: lane `source` holds dimensions
@@ -109,7 +110,8 @@ void attendRows(uint kvHead, uint token, AttentionShape a, bool attends) {
             const uint blockJ = subgroupShuffle(block, j);
             const uint offsetJ = subgroupShuffle(offset, j);
             const uint vBase =
-                kvIndex(blockJ, 1, kvHead, offsetJ, dim0, a.kvHeads, a.kvBlocks, a.blockSize, a.headDim);
+                kvIndex(blockJ, 1, kvHead, offsetJ, dim0, a.kvHeads, a.kvBlocks, a.blockSize,
+                        a.headDim);
             float v[DIMS_PER_LANE];
             [[unroll]] for (uint d = 0; d < DIMS_PER_LANE; d += 8) {
                 vec4 low, high;

@@ -182,7 +182,8 @@ void attendCompletedGroups() {
         completed |= last ? 1u << g : 0u;
     }
     memoryBarrierBuffer();
-    const AttentionShape shape = AttentionShape(p.outStride, p.attentionStride, p.kvHeads, p.kvBlocks,
+    const AttentionShape shape = AttentionShape(p.outStride, p.attentionStride, p.kvHeads,
+                                                p.kvBlocks,
                                                 p.headDim, p.blockSize, p.maxBlocks,
                                                 p.attentionScale);
     // One pass per completed kv group: a loop, which lavapipe leaves at once when it has
