@@ -182,10 +182,9 @@ void attendCompletedGroups() {
         completed |= last ? 1u << g : 0u;
     }
     memoryBarrierBuffer();
-    const AttentionShape shape = AttentionShape(p.outStride, p.attentionStride, p.kvHeads,
-                                                p.kvBlocks,
-                                                p.headDim, p.blockSize, p.maxBlocks,
-                                                p.attentionScale);
+    const AttentionShape shape =
+        AttentionShape(p.outStride, p.attentionStride, p.kvHeads, p.kvBlocks, p.headDim,
+                       p.blockSize, p.maxBlocks, p.attentionScale);
     // One pass per completed kv group: a loop, which lavapipe leaves at once when it has
     // nothing to do, where a branch would run the attention under an execution mask (see
     // attendRows).

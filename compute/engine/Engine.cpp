@@ -68,8 +68,8 @@ EngineBufferPlan planEngineBuffers(const models::ModelConfig& c, const EngineOpt
     plan.maxBlocksPerSequence =
         std::min(plan.capacityBlocks, (context + plan.blockSize - 1) / plan.blockSize);
     // KV blocks: capacityBlocks x (K, V) x kvHeads x blockSize x headDim, f16.
-    plan.kvBytesPerLayer = std::uint64_t(plan.capacityBlocks) * 2 * c.kvHeads * plan.blockSize *
-                           c.headDim * sizeof(std::uint16_t);
+    plan.kvBytesPerLayer =
+        std::uint64_t(plan.capacityBlocks) * kvBlockBytes(c.kvHeads, plan.blockSize, c.headDim);
     // The logits of a step's rows share one buffer: as many rows as one binding holds.
     const std::uint64_t logitRowsThatFit =
         c.vocabSize ? maxBindingBytes / (std::uint64_t(c.vocabSize) * 4) : 1;

@@ -91,7 +91,7 @@ std::vector<vk::Format> matrixTexelBindings(WeightFormat format) {
 // The physical blocks a KV cache buffer holds: the stride of its head-major layout
 // (shaders/kv_cache.glsl), K and V of every kv head in f16.
 std::uint32_t kvBlocksIn(const KvLayout& kv, std::uint32_t kvHeads, std::uint32_t headDim) {
-    const std::uint64_t blockBytes = 2ull * kvHeads * kv.blockSize * headDim * 2;
+    const std::uint64_t blockBytes = kvBlockBytes(kvHeads, kv.blockSize, headDim);
     if (!kv.cache || blockBytes == 0 || kv.cache->size() < blockBytes)
         throw ComputeError("KV cache buffer holds no whole block");
     return std::uint32_t(kv.cache->size() / blockBytes);

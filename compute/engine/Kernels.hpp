@@ -67,6 +67,12 @@ inline std::uint64_t kvCacheElement(std::uint32_t block, std::uint32_t kind, std
            dim;
 }
 
+// The bytes of one KV cache block: K and V of every kv head, blockSize positions, f16.
+inline std::uint64_t kvBlockBytes(std::uint32_t kvHeads, std::uint32_t blockSize,
+                                  std::uint32_t headDim) {
+    return 2ull * kvHeads * blockSize * headDim * sizeof(std::uint16_t);
+}
+
 struct KvLayout {
     // One layer's blocks, f16, head-major (shaders/kv_cache.glsl): the kernels take the
     // block count from its size.
