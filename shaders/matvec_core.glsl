@@ -68,9 +68,24 @@ float slotScales[SLOTS]; // one scale per row (per-row and per-tensor formats), 
 const bool SCALE_PAIRS = WG * 4 == WEIGHT_BLOCK;
 uvec4 scaleTexels[SLOTS];
 #endif
+#if defined(WEIGHT_BLOCK) && !defined(ROW_SCALES)
+// Blocks of a multiple of two chunks (int4 groups and nf4 on rows of a multiple of 64
+// weights): both chunks of a pair (2 x WG x 4 columns at a multiple of that) lie in one
+// block, so the first loads the scale of each slot and the second reuses it. For int4-g128
+// that was one scale fetch per code fetch, half of the weight fetches of a decode step.
+const bool PAIR_IN_BLOCK = WEIGHT_BLOCK % (8 * WG) == 0;
+#ifdef WEIGHT_NIBBLES
+vec2 pairScaleMins[SLOTS];
+#else
+float pairScales[SLOTS];
+#endif
+#else
+const bool PAIR_IN_BLOCK = false;
+#endif
 // The scale (and offset) of the chunk of slot s at row-major element e: per-row formats take
 // the slot's loaded scale (a division and a fetch per chunk otherwise, both lane by lane on
-// lavapipe), q4_1 its pair's texel, the others their block's.
+// lavapipe), q4_1 its pair's texel, blocks of whole chunk pairs the pair's scale, the others
+// their block's.
 #ifdef WEIGHT_NIBBLES
 vec2 chunkScaleMin(uint s, uint e) {
 #ifdef ROW_SCALES
@@ -79,6 +94,7 @@ vec2 chunkScaleMin(uint s, uint e) {
 #ifdef SCALE_WORD_PAIRS
     if (SCALE_PAIRS) return unpackHalf2x16(scaleTexels[s][scaleWordIndex(e) & 3u]);
 #endif
+    if (PAIR_IN_BLOCK) return pairScaleMins[s];
     return weightScaleMin(e);
 #endif
 }
@@ -88,10 +104,32 @@ float chunkScale(uint s, uint e) {
 #ifdef ROW_SCALES
     return slotScales[s];
 #else
+    if (PAIR_IN_BLOCK) return pairScales[s];
     return weightScale(e);
 #endif
 }
 #endif
+// Loads what the chunks of a pair share (fetchScales: the first chunk of a pair, or every
+// chunk where chunks are not paired).
+void loadPairScales(uint i0, uint wBase[SLOTS], bool fetchScales) {
+#ifdef SCALE_WORD_PAIRS
+    if (SCALE_PAIRS && fetchScales) {
+        [[unroll]] for (uint s = 0; s < SLOTS; ++s)
+            scaleTexels[s] = weightWords4(scaleWordIndex(wBase[s] + i0 * 4) & ~3u);
+    }
+#endif
+#if defined(WEIGHT_BLOCK) && !defined(ROW_SCALES)
+    if (PAIR_IN_BLOCK && fetchScales) {
+        [[unroll]] for (uint s = 0; s < SLOTS; ++s) {
+#ifdef WEIGHT_NIBBLES
+            pairScaleMins[s] = weightScaleMin(wBase[s] + i0 * 4);
+#else
+            pairScales[s] = weightScale(wBase[s] + i0 * 4);
+#endif
+        }
+    }
+#endif
+}
 
 #ifdef WEIGHT_NIBBLES
 // One chunk of 32 columns (8 lanes x 4) of every slot's row with 8-bit activations.
@@ -153,6 +191,7 @@ void nibbleChunkInt8(uint i0, vec4 xs[TOKENS], uint wBase[SLOTS], uint cBase[SLO
 void broadcastChunk(uint i0, uint wBase[SLOTS], uint cBase[SLOTS], uint xBase[TOKENS],
                     inout float sumSquares[TOKENS], bool fetchScales) {
     const uint lane = gl_LocalInvocationID.x;
+    loadPairScales(i0, wBase, fetchScales);
     vec4 xs[TOKENS];
     const vec4 nw = NORM ? normWeight4(i0 + lane) : vec4(1.0);
     [[unroll]] for (uint c = 0; c < TOKENS; ++c) {
@@ -167,12 +206,6 @@ void broadcastChunk(uint i0, uint wBase[SLOTS], uint cBase[SLOTS], uint xBase[TO
         // 4-bit codes, a chunk inside one block: each word is loaded once and unpacked
         // into 8 codes, and the block's scale d and offset m apply once per row and
         // chunk: sum_k (q_k d + m) x_k = d * sum_k q_k x_k + m * sum_k x_k.
-#ifdef SCALE_WORD_PAIRS
-        if (SCALE_PAIRS && fetchScales) {
-            [[unroll]] for (uint s = 0; s < SLOTS; ++s)
-                scaleTexels[s] = weightWords4(scaleWordIndex(wBase[s] + i0 * 4) & ~3u);
-        }
-#endif
         if (INT8_ACTIVATIONS && WG == 8) {
             nibbleChunkInt8(i0, xs, wBase, cBase);
             return;
@@ -332,14 +365,18 @@ void matvecCore() {
     const uint vecs = p.wStride >> 2;
     if (BROADCAST_X && !SPLIT_COLUMNS) {
 #ifdef SCALE_WORD_PAIRS
-        if (SCALE_PAIRS) {
-            // Two chunks per turn, one scale texel per slot for both (rows are padded to 64).
+        const bool pairChunks = SCALE_PAIRS || PAIR_IN_BLOCK;
+#else
+        const bool pairChunks = PAIR_IN_BLOCK;
+#endif
+        if (pairChunks) {
+            // Two chunks per turn, the scales loaded once for both (rows are padded to 64
+            // columns, a multiple of two chunks in both cases).
             for (uint i0 = 0; i0 < vecs; i0 += 2 * WG) {
                 broadcastChunk(i0, wBase, cBase, xBase, sumSquares, true);
                 broadcastChunk(i0 + WG, wBase, cBase, xBase, sumSquares, false);
             }
         } else
-#endif
         for (uint i0 = 0; i0 < vecs; i0 += WG)
             broadcastChunk(i0, wBase, cBase, xBase, sumSquares, true);
         [[unroll]] for (uint c = 0; c < TOKENS; ++c) {
