@@ -67,6 +67,8 @@ float slotScales[SLOTS]; // one scale per row (per-row and per-tensor formats), 
 // chunks whose scale words it holds (broadcastChunk).
 const bool SCALE_PAIRS = WG * 4 == WEIGHT_BLOCK;
 uvec4 scaleTexels[SLOTS];
+#else
+const bool SCALE_PAIRS = false;
 #endif
 #if defined(WEIGHT_BLOCK) && !defined(ROW_SCALES)
 // Blocks of a multiple of two chunks (int4 groups and nf4 on rows of a multiple of 64
@@ -186,8 +188,8 @@ void nibbleChunkInt8(uint i0, vec4 xs[TOKENS], uint wBase[SLOTS], uint cBase[SLO
 }
 #endif
 
-// One chunk of WG x 4 columns of the broadcast path. fetchScales: load the scale texels
-// (SCALE_WORD_PAIRS), which the next chunk shares.
+// One chunk of WG x 4 columns of the broadcast path. fetchScales: load the scales the next
+// chunk shares (loadPairScales).
 void broadcastChunk(uint i0, uint wBase[SLOTS], uint cBase[SLOTS], uint xBase[TOKENS],
                     inout float sumSquares[TOKENS], bool fetchScales) {
     const uint lane = gl_LocalInvocationID.x;
@@ -364,12 +366,7 @@ void matvecCore() {
     }
     const uint vecs = p.wStride >> 2;
     if (BROADCAST_X && !SPLIT_COLUMNS) {
-#ifdef SCALE_WORD_PAIRS
-        const bool pairChunks = SCALE_PAIRS || PAIR_IN_BLOCK;
-#else
-        const bool pairChunks = PAIR_IN_BLOCK;
-#endif
-        if (pairChunks) {
+        if (SCALE_PAIRS || PAIR_IN_BLOCK) {
             // Two chunks per turn, the scales loaded once for both (rows are padded to 64
             // columns, a multiple of two chunks in both cases).
             for (uint i0 = 0; i0 < vecs; i0 += 2 * WG) {
