@@ -103,8 +103,11 @@ void attendRows(uint kvHead, uint token, AttentionShape a, bool attends) {
             runningMax[g] = newMax;
             [[unroll]] for (uint d = 0; d < DIMS_PER_LANE; ++d) acc[g][d] *= correction;
         }
-        const uint count = min(WG, last + 1 - first);
-        for (uint j = 0; j < count; ++j) {
+        // Every lane of the chunk, a constant count: the loop unrolls and each shuffle takes
+        // a constant lane, a broadcast, where a lane index known only at run time is a
+        // loop over the lanes on lavapipe. Positions past the last weigh 0 and read the
+        // last position's values (clamped above), so the sums are unchanged.
+        [[unroll]] for (uint j = 0; j < WG; ++j) {
             // Position j's block and offset from the lane that took it for the scores: an
             // integer division here would run lane by lane (lavapipe) once per position.
             const uint blockJ = subgroupShuffle(block, j);
