@@ -7,6 +7,7 @@
 
 layout(constant_id = 2) const uint ATTENTION_GROUP = 1; // query heads per kv head
 layout(constant_id = 3) const uint DIMS_PER_LANE = 8;   // headDim / WG, a multiple of 8
+layout(constant_id = 4) const uint KV_BLOCK_SIZE = 16;  // positions per cache block (p.blockSize)
 
 layout(push_constant) uniform Params {
     uint tokens;
@@ -36,7 +37,7 @@ void storeAttention(uint i, float v) { outValues[i] = v; }
 
 void main() {
     attendRows(gl_WorkGroupID.x, gl_WorkGroupID.y,
-               AttentionShape(p.qStride, p.outStride, p.kvHeads, p.kvBlocks, p.headDim, p.blockSize,
-                              p.maxBlocks, p.scale),
+               AttentionShape(p.qStride, p.outStride, p.kvHeads, p.kvBlocks, p.headDim, p.maxBlocks,
+                              p.scale),
                true);
 }

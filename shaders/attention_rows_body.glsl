@@ -8,8 +8,8 @@
 // Used by attention_rows.comp (one workgroup per kv head and token) and by qkv_rope with
 // FUSED_ATTENTION (the workgroup that completes a kv group's rows attends for it). The
 // includer has included common.glsl and kv_cache.glsl, declares the specialization
-// constants ATTENTION_GROUP (query heads per kv head) and DIMS_PER_LANE (headDim / WG, a
-// multiple of 8), the texel buffer kvTexels (the cache, four 32-bit words per texel), the
+// constants ATTENTION_GROUP (query heads per kv head), DIMS_PER_LANE (headDim / WG, a
+// multiple of 8) and KV_BLOCK_SIZE (positions per cache block), the texel buffer kvTexels (the cache, four 32-bit words per texel), the
 // arrays tokenInfo[] and blockTables[], and defines attentionQuery4(i) and
 // storeAttention(i, v).
 
@@ -19,7 +19,6 @@ struct AttentionShape {
     uint kvHeads;
     uint kvBlocks; // physical blocks in the cache buffer
     uint headDim;
-    uint blockSize;
     uint maxBlocks;
     float scale; // 1 / sqrt(headDim)
 };
@@ -70,10 +69,12 @@ void attendRows(uint kvHead, uint token, AttentionShape a, bool attends) {
     for (uint first = 0; first < end; first += WG) {
         const bool valid = first + lane <= last;
         const uint position = min(first + lane, last);
-        const uint block = blockTables[info.sequence * a.maxBlocks + position / a.blockSize];
-        const uint offset = position % a.blockSize;
+        // KV_BLOCK_SIZE is a constant: on lavapipe a division by a value known only at run
+        // time is a loop over the lanes, by a constant a shift or a multiply.
+        const uint block = blockTables[info.sequence * a.maxBlocks + position / KV_BLOCK_SIZE];
+        const uint offset = position % KV_BLOCK_SIZE;
         const uint kBase =
-            kvIndex(block, 0, kvHead, offset, 0, a.kvHeads, a.kvBlocks, a.blockSize, a.headDim);
+            kvIndex(block, 0, kvHead, offset, 0, a.kvHeads, a.kvBlocks, KV_BLOCK_SIZE, a.headDim);
         float score[ATTENTION_GROUP];
         [[unroll]] for (uint g = 0; g < ATTENTION_GROUP; ++g) score[g] = 0.0;
         // headDim = WG x DIMS_PER_LANE: lane `source` holds dimensions
@@ -113,7 +114,7 @@ void attendRows(uint kvHead, uint token, AttentionShape a, bool attends) {
             const uint blockJ = subgroupShuffle(block, j);
             const uint offsetJ = subgroupShuffle(offset, j);
             const uint vBase =
-                kvIndex(blockJ, 1, kvHead, offsetJ, dim0, a.kvHeads, a.kvBlocks, a.blockSize,
+                kvIndex(blockJ, 1, kvHead, offsetJ, dim0, a.kvHeads, a.kvBlocks, KV_BLOCK_SIZE,
                         a.headDim);
             float v[DIMS_PER_LANE];
             [[unroll]] for (uint d = 0; d < DIMS_PER_LANE; d += 8) {

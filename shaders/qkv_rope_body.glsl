@@ -19,6 +19,7 @@ layout(constant_id = 7) const bool BIAS = false;
 layout(constant_id = 8) const bool FUSED_ATTENTION = false;
 layout(constant_id = 9) const uint ATTENTION_GROUP = 1; // query heads per kv head
 layout(constant_id = 10) const uint DIMS_PER_LANE = 8;  // headDim / WG, a multiple of 8
+layout(constant_id = 11) const uint KV_BLOCK_SIZE = 16; // positions per cache block (p.blockSize)
 
 // Read back by the fused attention of other workgroups: coherent.
 layout(std430, binding = 2) coherent buffer QueryOut { float queries[]; };
@@ -184,7 +185,7 @@ void attendCompletedGroups() {
     memoryBarrierBuffer();
     const AttentionShape shape =
         AttentionShape(p.outStride, p.attentionStride, p.kvHeads, p.kvBlocks, p.headDim,
-                       p.blockSize, p.maxBlocks, p.attentionScale);
+                       p.maxBlocks, p.attentionScale);
     // One pass per completed kv group: a loop, which lavapipe leaves at once when it has
     // nothing to do, where a branch would run the attention under an execution mask (see
     // attendRows).

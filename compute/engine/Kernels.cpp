@@ -281,6 +281,7 @@ void Kernels::qkvRope(CommandRecorder& recorder, const QkvRopeArgs& a, const std
     spec.push_back(fused ? 1 : 0);                             // FUSED_ATTENTION
     spec.push_back(fused ? a.heads / a.kvHeads : 1);           // ATTENTION_GROUP
     spec.push_back(fused ? a.headDim / tuning_.workgroup : 8); // DIMS_PER_LANE
+    spec.push_back(std::max(a.kv.blockSize, 1u));              // KV_BLOCK_SIZE (a cache's >= 1)
     finishSpecialization(spec, *a.weights);
     // Bindings 9 and 12, the fused attention's views of the cache (eight halves per texel)
     // and of the queries.
@@ -384,7 +385,8 @@ void Kernels::attention(CommandRecorder& recorder, const AttentionArgs& a,
     // in attention.
     auto& pipe = pipeline(
         rows ? "attention_rows" : "attention", 5, sizeof(AttentionPush),
-        {width, tuning_.subgroupReduce ? 1u : 0u, group, a.headDim / width},
+        {width, tuning_.subgroupReduce ? 1u : 0u, group, a.headDim / width,
+         std::max(a.kv.blockSize, 1u)},
         {vk::Format::eUndefined, rows ? vk::Format::eR32G32B32A32Uint : vk::Format::eR32Uint});
     const AttentionPush push{a.tokens,
                              a.heads,
