@@ -9,9 +9,9 @@
 // FUSED_ATTENTION (the workgroup that completes a kv group's rows attends for it). The
 // includer has included common.glsl and kv_cache.glsl, declares the specialization
 // constants ATTENTION_GROUP (query heads per kv head), DIMS_PER_LANE (headDim / WG, a
-// multiple of 8) and KV_BLOCK_SIZE (positions per cache block), the texel buffer kvTexels (the cache, four 32-bit words per texel), the
-// arrays tokenInfo[] and blockTables[], and defines attentionQuery4(i) and
-// storeAttention(i, v).
+// multiple of 8) and KV_BLOCK_SIZE (positions per cache block), the texel buffer kvTexels
+// (the cache, four 32-bit words per texel), the arrays tokenInfo[] and blockTables[], and
+// defines attentionQuery4(i) and storeAttention(i, v).
 
 struct AttentionShape {
     uint qStride;   // elements per query row
@@ -109,8 +109,8 @@ void attendRows(uint kvHead, uint token, AttentionShape a, bool attends) {
         // loop over the lanes on lavapipe. Positions past the last weigh 0 and read the
         // last position's values (clamped above), so the sums are unchanged.
         [[unroll]] for (uint j = 0; j < WG; ++j) {
-            // Position j's block and offset from the lane that took it for the scores: an
-            // integer division here would run lane by lane (lavapipe) once per position.
+            // Position j's block and offset from the lane that took it for the scores: a
+            // block-table read here would run lane by lane (lavapipe) once per position.
             const uint blockJ = subgroupShuffle(block, j);
             const uint offsetJ = subgroupShuffle(offset, j);
             const uint vBase =

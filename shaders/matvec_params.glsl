@@ -11,7 +11,6 @@ layout(push_constant) uniform Params {
     uint heads;     // qkv_rope: query heads
     uint kvHeads;
     uint headDim;
-    uint blockSize; // KV cache block, tokens
     uint maxBlocks; // block-table entries per sequence
     uint formatWords; // block formats: first word of the scales (see dequant_q8_0.glsl)
     uint firstRow;  // the weights are a row chunk starting at this row of the whole matrix

@@ -19,7 +19,7 @@ layout(constant_id = 7) const bool BIAS = false;
 layout(constant_id = 8) const bool FUSED_ATTENTION = false;
 layout(constant_id = 9) const uint ATTENTION_GROUP = 1; // query heads per kv head
 layout(constant_id = 10) const uint DIMS_PER_LANE = 8;  // headDim / WG, a multiple of 8
-layout(constant_id = 11) const uint KV_BLOCK_SIZE = 16; // positions per cache block (p.blockSize)
+layout(constant_id = 11) const uint KV_BLOCK_SIZE = 16; // positions per cache block
 
 // Read back by the fused attention of other workgroups: coherent.
 layout(std430, binding = 2) coherent buffer QueryOut { float queries[]; };
@@ -100,17 +100,17 @@ void storeRows() {
         const uint kvHead = head - p.heads - (isKey ? 0 : p.kvHeads);
         pairKvIndex[k] =
             kvIndex(0, isKey ? 0 : 1, head < p.heads ? 0 : kvHead, 0, dims.x, p.kvHeads,
-                    p.kvBlocks, p.blockSize, p.headDim);
+                    p.kvBlocks, KV_BLOCK_SIZE, p.headDim);
     }
     [[unroll]] for (uint c = 0; c < TOKENS; ++c) {
         const uint token = gl_WorkGroupID.y * TOKENS + c;
         if (token >= p.tokens) continue;
         const TokenInfo info = tokenInfo[token];
-        const uint blockIndex = info.position / p.blockSize;
+        const uint blockIndex = info.position / KV_BLOCK_SIZE;
         const uint block = blockTables[info.sequence * p.maxBlocks + blockIndex];
         // kvIndex is linear: the pair's index at block 0, offset 0 plus the token's here.
-        const uint tokenKvBase = kvIndex(block, 0, 0, info.position - blockIndex * p.blockSize,
-                                         0, p.kvHeads, p.kvBlocks, p.blockSize, p.headDim);
+        const uint tokenKvBase = kvIndex(block, 0, 0, info.position - blockIndex * KV_BLOCK_SIZE,
+                                         0, p.kvHeads, p.kvBlocks, KV_BLOCK_SIZE, p.headDim);
         const float position = float(info.position);
         [[unroll]] for (uint k = 0; k < pairSlots; ++k) {
             if (!pairValid[k]) continue;

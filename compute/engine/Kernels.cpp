@@ -20,7 +20,6 @@ struct MatvecPush {
     std::uint32_t heads = 0;
     std::uint32_t kvHeads = 0;
     std::uint32_t headDim = 0;
-    std::uint32_t blockSize = 0;
     std::uint32_t maxBlocks = 0;
     std::uint32_t formatWords = 0;
     std::uint32_t firstRow = 0;
@@ -302,7 +301,6 @@ void Kernels::qkvRope(CommandRecorder& recorder, const QkvRopeArgs& a, const std
     push.heads = a.heads;
     push.kvHeads = a.kvHeads;
     push.headDim = a.headDim;
-    push.blockSize = a.kv.blockSize;
     push.maxBlocks = a.kv.maxBlocks;
     push.formatWords = a.weights->formatWords;
     push.firstRow = a.firstRow;
