@@ -174,6 +174,9 @@ int runBench(const CommandArgs& args, std::ostream& out) {
                         kernels.addRow({formatName, k.kernel,
                                         static_cast<std::int64_t>(k.dispatches), k.microseconds,
                                         total > 0 ? 100.0 * k.microseconds / total : 0.0});
+                    if (total > 0)
+                        kernels.notes.push_back(compute::timestampCostNote(
+                            total / 1e3, r.decodeStepMilliseconds, r.dispatchesPerDecodeStep));
                     breakdownDone = true;
                 }
             }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <limits>
 
 namespace inferscope::compute {
@@ -43,6 +44,27 @@ std::vector<ProbeCost> measureProbeOverhead(Engine& engine, std::uint32_t contex
     engine.reset();
     engine.setProbes(saved);
     return costs;
+}
+
+std::string timestampCostNote(double kernelMilliseconds, double untimedStepMilliseconds,
+                              std::uint32_t dispatches) {
+    char text[400];
+    if (untimedStepMilliseconds > 0 && dispatches > 0 &&
+        kernelMilliseconds > 1.1 * untimedStepMilliseconds) {
+        std::snprintf(text, sizeof text,
+                      "the kernel times add up to %.2f ms per step, %.2fx the untimed step "
+                      "(%.2f ms): the timestamp after each of the %u dispatches added about "
+                      "%.0f us to its kernel's time, which weighs most on the short kernels",
+                      kernelMilliseconds, kernelMilliseconds / untimedStepMilliseconds,
+                      untimedStepMilliseconds, dispatches,
+                      (kernelMilliseconds - untimedStepMilliseconds) * 1e3 / dispatches);
+    } else {
+        std::snprintf(text, sizeof text,
+                      "the kernel times add up to %.2f ms per step against %.2f ms for the "
+                      "untimed step: the timestamps change little here",
+                      kernelMilliseconds, untimedStepMilliseconds);
+    }
+    return text;
 }
 
 } // namespace inferscope::compute

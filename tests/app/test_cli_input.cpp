@@ -10,6 +10,7 @@
 
 #include <QTemporaryDir>
 #include <QtTest>
+#include <cmath>
 #include <fstream>
 
 #include <nlohmann/json.hpp>
@@ -190,9 +191,17 @@ private slots:
         for (const auto& table : doc.at("tables")) {
             const auto id = table.at("id").get<std::string>();
             kernelsSeen = kernelsSeen || id == "bench-kernels";
-            if (id == "bench-kernels")
+            if (id == "bench-kernels") {
                 QVERIFY2(contains(table.at("title").get<std::string>(), "batch 2,"),
                          table.at("title").get<std::string>().c_str());
+                // The caption adds up the rows it captions (time column in us, caption in ms).
+                double sumMs = 0;
+                for (const auto& row : table.at("rows")) sumMs += row[3].get<double>() / 1e3;
+                const auto note = table.at("notes").at(0).get<std::string>();
+                const auto at = note.find("add up to ");
+                QVERIFY2(at != std::string::npos && contains(note, "untimed step"), note.c_str());
+                QVERIFY2(std::abs(std::stod(note.substr(at + 10)) - sumMs) < 0.006, note.c_str());
+            }
             if (id == "bench-decode") {
                 decodeSeen = true;
                 QCOMPARE(table.at("rows").size(), std::size_t(1));
