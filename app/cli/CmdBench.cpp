@@ -3,12 +3,14 @@
 #include "app/cli/Commands.hpp"
 #include "app/cli/Output.hpp"
 #include "compute/experiments/Bench.hpp"
+#include "compute/experiments/BytesOrder.hpp"
 #include "compute/experiments/ProbeOverhead.hpp"
 #include "compute/vulkan/BandwidthProbe.hpp"
 #include "compute/vulkan/DispatchProbe.hpp"
 
 #include <algorithm>
 #include <iostream>
+#include <map>
 #include <sstream>
 
 namespace inferscope::cli {
@@ -91,6 +93,9 @@ int runBench(const CommandArgs& args, std::ostream& out) {
 
     double bandwidth = 0;
     double dispatchMicroseconds = 0;
+    // Per decode row (batch, C): every format's tokens/s, for the note on bytes and speed.
+    std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<compute::FormatDecodeSpeed>>
+        speedsByRow;
     for (const auto& formatName : formats) {
         auto format = compute::weightFormatFromName(formatName);
         if (!format)
@@ -123,8 +128,8 @@ int runBench(const CommandArgs& args, std::ostream& out) {
         const double bitsNumerator = 8.0 * weightBytes;
         device.addRow({"matrix bytes read per step (" + formatName + ")",
                        static_cast<std::int64_t>(weightBytes)});
-        device.addRow({"bits per weight (" + formatName + ")",
-                       parameters > 0 ? bitsNumerator / parameters : 0.0});
+        const double bitsPerWeight = parameters > 0 ? bitsNumerator / parameters : 0.0;
+        device.addRow({"bits per weight (" + formatName + ")", bitsPerWeight});
         std::size_t rounding = 0;
         for (const auto& m : engine.weightMatrices()) rounding += m.roundsActivations ? 1 : 0;
         device.addRow({"activations (" + formatName + ")",
@@ -167,6 +172,8 @@ int runBench(const CommandArgs& args, std::ostream& out) {
                                weightBytes * r.decodeTokensPerSecond / b / 1e9, rooflineTokens,
                                100.0 * r.decodeTokensPerSecond / rooflineTokens, floorMs,
                                boundTokens, 100.0 * r.decodeTokensPerSecond / boundTokens});
+                speedsByRow[{b, c}].push_back({formatName, bitsPerWeight, r.decodeTokensPerSecond,
+                                               r.slowestDecodeTokensPerSecond});
                 if (breakdown) {
                     double total = 0;
                     for (const auto& k : r.decodeKernels) total += k.microseconds;
@@ -191,6 +198,11 @@ int runBench(const CommandArgs& args, std::ostream& out) {
     decode.notes.push_back("dispatch floor = dispatches per step x the measured cost of a "
                            "near-empty dispatch behind a barrier (the device table); the bound "
                            "with dispatches adds it to the read time.");
+    for (const auto& [row, speeds] : speedsByRow) {
+        const auto note = compute::bytesOrderNote(
+            "batch " + std::to_string(row.first) + ", C = " + std::to_string(row.second), speeds);
+        if (!note.empty()) decode.notes.push_back(note);
+    }
     std::vector<compute::Table> tables{device, prompt, decode};
     if (!kernels.rows.empty()) tables.push_back(kernels);
     tables.push_back(overhead);

@@ -69,6 +69,7 @@ BenchResult runBench(Engine& engine, const BenchOptions& options) {
     engine.reset();
 
     StepResult step;
+    double slowestDecodeSeconds = 0;
     for (std::uint32_t r = 0; r < std::max<std::uint32_t>(1, options.repeats); ++r) {
         engine.reset();
         auto start = std::chrono::steady_clock::now();
@@ -88,6 +89,7 @@ BenchResult runBench(Engine& engine, const BenchOptions& options) {
             result.dispatchesPerDecodeStep = step.probes.dispatches;
         }
         const double decodeSeconds = secondsSince(start);
+        slowestDecodeSeconds = std::max(slowestDecodeSeconds, decodeSeconds);
         if (r == 0 || decodeSeconds < result.decodeSeconds) {
             result.decodeSeconds = decodeSeconds;
             result.decodeCpuSeconds = processCpuSeconds() - cpuStart;
@@ -98,6 +100,8 @@ BenchResult runBench(Engine& engine, const BenchOptions& options) {
         result.decodeStepMilliseconds = result.decodeSeconds * 1000.0 / options.decodeTokens;
         result.decodeTokensPerSecond =
             double(options.decodeTokens) * result.batch / result.decodeSeconds;
+        result.slowestDecodeTokensPerSecond =
+            double(options.decodeTokens) * result.batch / slowestDecodeSeconds;
         result.decodeWeightGigabytesPerSecond =
             double(result.weightBytes) * options.decodeTokens / result.decodeSeconds / 1e9;
     }

@@ -31,6 +31,9 @@ struct BenchResult {
     double promptTokensPerSecond = 0;
     double decodeSeconds = 0;
     double decodeTokensPerSecond = 0; // all sequences together
+    // The slowest of the timed repeats (equal to the above with one repeat): the spread a
+    // comparison between formats must exceed before it says more than noise.
+    double slowestDecodeTokensPerSecond = 0;
     double decodeStepMilliseconds = 0;
     // Process CPU time (all threads, lavapipe's included) of the timed prefill and decode:
     // on a CPU device a load-independent cost; tokens per CPU-second x cores is what an

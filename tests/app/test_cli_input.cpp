@@ -11,6 +11,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 
 #include <nlohmann/json.hpp>
@@ -183,8 +184,9 @@ private slots:
         const auto bad = runCli({"bench", model_, "--repeats", "0"});
         QCOMPARE(bad.status, 2);
         QVERIFY2(contains(bad.err, "--repeats"), bad.err.c_str());
-        const auto r = runCli({"bench", model_, "--formats", "fp32", "--prompts", "4", "--contexts",
-                               "4", "--decode", "2", "--batches", "2", "--repeats", "2", "--json"});
+        const auto r =
+            runCli({"bench", model_, "--formats", "fp32,fp16", "--prompts", "4", "--contexts", "4",
+                    "--decode", "2", "--batches", "2", "--repeats", "2", "--json"});
         QVERIFY2(r.status == 0, r.err.c_str());
         const auto doc = nlohmann::json::parse(r.out);
         bool decodeSeen = false, kernelsSeen = false; // lavapipe has timestamps
@@ -194,9 +196,12 @@ private slots:
             if (id == "bench-kernels") {
                 QVERIFY2(contains(table.at("title").get<std::string>(), "batch 2,"),
                          table.at("title").get<std::string>().c_str());
-                // The caption adds up the rows it captions (time column in us, caption in ms).
+                // The first caption adds up the rows of the first format (time column in us,
+                // caption in ms); each format has its rows and its caption.
+                QCOMPARE(table.at("notes").size(), std::size_t(2));
                 double sumMs = 0;
-                for (const auto& row : table.at("rows")) sumMs += row[3].get<double>() / 1e3;
+                for (const auto& row : table.at("rows"))
+                    if (row[0] == "fp32") sumMs += row[3].get<double>() / 1e3;
                 const auto note = table.at("notes").at(0).get<std::string>();
                 const auto at = note.find("add up to ");
                 QVERIFY2(at != std::string::npos && contains(note, "untimed step"), note.c_str());
@@ -204,9 +209,24 @@ private slots:
             }
             if (id == "bench-decode") {
                 decodeSeen = true;
-                QCOMPARE(table.at("rows").size(), std::size_t(1));
-                QCOMPARE(table.at("rows")[0][1].get<int>(), 2);      // batch
-                QVERIFY(table.at("rows")[0][3].get<double>() > 0.0); // tokens/s
+                QCOMPARE(table.at("rows").size(), std::size_t(2)); // one per format
+                // The note on bits and speed quotes each row's tokens/s as its fastest.
+                std::string bytesNote;
+                for (const auto& note : table.at("notes"))
+                    if (contains(note.get<std::string>(), "by bits per weight (batch 2, C = 4)"))
+                        bytesNote = note.get<std::string>();
+                QVERIFY2(!bytesNote.empty(), table.at("notes").dump().c_str());
+                for (const auto& row : table.at("rows")) {
+                    QCOMPARE(row[1].get<int>(), 2); // batch
+                    const double tokens = row[3].get<double>();
+                    QVERIFY(tokens > 0.0);
+                    char fastest[32];
+                    std::snprintf(fastest, sizeof fastest, "%.1f", tokens);
+                    QVERIFY2(contains(bytesNote, row[0].get<std::string>()) &&
+                                 contains(bytesNote, fastest),
+                             bytesNote.c_str());
+                }
+                QVERIFY2(contains(bytesNote, "rdered"), bytesNote.c_str());
             }
         }
         QVERIFY(decodeSeen && kernelsSeen);
