@@ -7,6 +7,7 @@
 #include "compute/experiments/ProbeOverhead.hpp"
 #include "compute/vulkan/BandwidthProbe.hpp"
 #include "compute/vulkan/DispatchProbe.hpp"
+#include "compute/vulkan/SpinBarrierProbe.hpp"
 
 #include <algorithm>
 #include <iostream>
@@ -120,6 +121,15 @@ int runBench(const CommandArgs& args, std::ostream& out) {
             dispatchMicroseconds =
                 compute::measureDispatchFloor(engine.context()).microsecondsPerDispatch;
             device.addRow({std::string("dispatch floor (us per dispatch)"), dispatchMicroseconds});
+            progress("measuring a wait inside one dispatch");
+            const auto spin = compute::measureSpinBarrier(engine.context());
+            if (spin.measured)
+                device.addRow({"wait between phases inside one dispatch (us per phase, " +
+                                   std::to_string(spin.workgroups) + " workgroups spinning)",
+                               spin.microsecondsPerPhase});
+            else
+                device.addRow({std::string("wait between phases inside one dispatch"),
+                               "not measured: " + spin.reason});
         }
         const double weightBytes = double(compute::matrixBytesPerDecodeStep(engine));
         double parameters = 0;

@@ -12,7 +12,9 @@ std::string number(double value, int decimals) {
     return text;
 }
 
-std::string bits(const FormatDecodeSpeed& s) { return number(s.bitsPerWeight, 2) + " bits"; }
+std::string bits(const FormatDecodeSpeed& s) {
+    return number(s.bitsPerWeight, 2) + " bits";
+}
 
 // "45.5" with one repeat, "44.1-45.5" with a spread.
 std::string speedRange(const FormatDecodeSpeed& s) {
@@ -61,9 +63,9 @@ std::string bytesOrderNote(const std::string& what, std::vector<FormatDecodeSpee
         note += ". Ordered: in all " + std::to_string(compared) + " pairs " + apart +
                 ", the format with fewer bits decoded faster";
     } else {
-        note += ". Not ordered in " + std::to_string(inverted) + " of " +
-                std::to_string(compared) + " pairs " + apart + " (" +
-                std::to_string(beyondSpread) + " beyond the repeats' spread): " + outOfOrder;
+        note += ". Not ordered in " + std::to_string(inverted) + " of " + std::to_string(compared) +
+                " pairs " + apart + " (" + std::to_string(beyondSpread) +
+                " beyond the repeats' spread): " + outOfOrder;
     }
     if (!spreadKnown) note += " (one timed run each: no spread to judge noise by, see --repeats)";
     return note;

@@ -46,9 +46,9 @@ private slots:
 
     void formatsCloseInBitsAreOneClass() {
         // int4-g128 (4.13 bits) faster than int4-row (4.02) and q4_1 (5.0) is no exception.
-        const auto note = bytesOrderNote(
-            "batch 1, C = 16",
-            {{"int4-row", 4.02, 50.0, 50.0}, {"int4-g128", 4.13, 55.0, 55.0}, {"q4_1", 5.0, 57, 57}});
+        const auto note = bytesOrderNote("batch 1, C = 16", {{"int4-row", 4.02, 50.0, 50.0},
+                                                             {"int4-g128", 4.13, 55.0, 55.0},
+                                                             {"q4_1", 5.0, 57, 57}});
         QVERIFY2(contains(note, "No two formats are at least 1.25x apart in bits"), note.c_str());
         QVERIFY2(contains(note, "one timed run each"), note.c_str());
     }

@@ -4,6 +4,7 @@
 #include "compute/engine/Kernels.hpp"
 #include "compute/vulkan/BandwidthProbe.hpp"
 #include "compute/vulkan/DispatchProbe.hpp"
+#include "compute/vulkan/SpinBarrierProbe.hpp"
 
 #include <QtTest>
 
@@ -135,6 +136,43 @@ private slots:
         qInfo("dispatch floor: %.1f us (32 dispatches), %.1f us (512)", few.microsecondsPerDispatch,
               many.microsecondsPerDispatch);
         QCOMPARE(context.validationLog().errors(), 0u);
+    }
+
+    // A wait between phases inside one dispatch is a figure only where the two workgroups ran
+    // at the same time: with lavapipe's pool off (LP_NUM_THREADS=0, read when the driver's
+    // device is created) they run one after the other, every wait of the first runs out, and
+    // the probe says so instead of timing the waits that ran out.
+    void spinBarrierNeedsWorkgroupsRunningTogether() {
+        {
+            VulkanContext context;
+            const auto spin = measureSpinBarrier(context, 600, 2);
+            QCOMPARE(spin.phases, 600u);
+            QCOMPARE(spin.workgroups, 2u);
+            if (spin.measured) {
+                QVERIFY(spin.reason.empty());
+                QVERIFY(std::isfinite(spin.microsecondsPerPhase) && spin.microsecondsPerPhase >= 0);
+                qInfo("wait inside one dispatch: %.3f us per phase", spin.microsecondsPerPhase);
+            }
+            QCOMPARE(context.validationLog().errors(), 0u);
+        }
+        if (QString::fromStdString(VulkanContext().info().type) != "cpu")
+            QSKIP("the inline path is lavapipe's");
+        const QByteArray saved = qgetenv("LP_NUM_THREADS");
+        const bool had = qEnvironmentVariableIsSet("LP_NUM_THREADS");
+        qputenv("LP_NUM_THREADS", "0");
+        {
+            VulkanContext inlineContext;
+            const auto spin = measureSpinBarrier(inlineContext, 600, 2);
+            QVERIFY(!spin.measured);
+            QCOMPARE(spin.microsecondsPerPhase, 0.0);
+            QVERIFY2(QString::fromStdString(spin.reason).contains("did not run at the same time"),
+                     spin.reason.c_str());
+            QCOMPARE(inlineContext.validationLog().errors(), 0u);
+        }
+        if (had)
+            qputenv("LP_NUM_THREADS", saved);
+        else
+            qunsetenv("LP_NUM_THREADS");
     }
 
     // The bandwidth is the fastest pass over every size, each size read several times; the
