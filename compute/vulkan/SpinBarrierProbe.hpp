@@ -13,15 +13,15 @@ namespace inferscope::compute {
 
 struct SpinBarrierMeasurement {
     bool measured = false;
-    std::string reason;         // why not, when not measured
+    std::string reason; // why not, when not measured
     std::uint32_t workgroups = 0;
-    std::uint32_t phases = 0;   // of the longer run; the shorter has a third of them
+    std::uint32_t phases = 0;        // of the longer run; the shorter has a third of them
     double microsecondsPerPhase = 0; // (longer run - shorter run) / extra phases, best runs
 };
 
 // Two workgroups of one subgroup each, runs of `phases` / 3 and `phases` phases (at most
 // 20000: llvmpipe's loop limiter), the best of `repeats` submissions each.
-SpinBarrierMeasurement measureSpinBarrier(const VulkanContext& context,
-                                          std::uint32_t phases = 3000, int repeats = 3);
+SpinBarrierMeasurement measureSpinBarrier(const VulkanContext& context, std::uint32_t phases = 3000,
+                                          int repeats = 3);
 
 } // namespace inferscope::compute
