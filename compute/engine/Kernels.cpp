@@ -420,10 +420,14 @@ void Kernels::argmax(CommandRecorder& recorder, const Buffer& logits, std::uint3
                      std::uint32_t stride, std::uint32_t rows, const Buffer& result,
                      const std::string& label) {
     if (rows == 0) return;
-    auto& pipe = pipeline("argmax", 2, sizeof(ArgmaxPush),
-                          {tuning_.workgroup, tuning_.subgroupReduce ? 1u : 0u});
+    const bool texels = stride % 4 == 0 && tuning_.workgroup >= 4; // TEXELS (argmax.comp)
+    auto& pipe =
+        pipeline("argmax", 3, sizeof(ArgmaxPush),
+                 {tuning_.workgroup, tuning_.subgroupReduce ? 1u : 0u, texels ? 1u : 0u},
+                 {vk::Format::eUndefined, vk::Format::eUndefined, vk::Format::eR32G32B32A32Sfloat});
     const ArgmaxPush push{cols, stride, rows};
-    recorder.dispatch(pipe, {{&logits}, {&result}}, push, rows, 1, 1, label);
+    recorder.dispatch(pipe, {{&logits}, {&result}, {texels ? &logits : &dummy_}}, push, rows, 1, 1,
+                      label);
 }
 
 } // namespace inferscope::compute

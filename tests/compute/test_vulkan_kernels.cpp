@@ -819,24 +819,37 @@ private slots:
     // Takes the variant, so QtTest does not run it as a test function of its own.
     void argmaxRowsFor(Kernels* variant) {
         kernels_ = variant;
+        // Rows as long as they are (storage reads where not a multiple of 4), and padded to
+        // a multiple of 4 (texels, with 1-3 columns left over), padding larger than any logit.
         for (std::uint32_t cols : {1u, 7u, 33u, 577u, 49152u}) {
-            const std::uint32_t rows = 3;
-            auto logits = randomValues(std::size_t(rows) * cols, cols + 1);
-            // Row 1: a tie at the maximum; the lower index must win.
-            if (cols > 5) {
-                logits[cols + 2] = 5.0f;
-                logits[cols + cols - 1] = 5.0f;
-            }
-            auto buffer = deviceVector(logits, "logits");
-            auto result = deviceArray(std::vector<std::uint32_t>(rows, 12345), "argmax");
-            recorder_->begin();
-            kernels_->argmax(*recorder_, buffer, cols, cols, rows, result);
-            recorder_->submitAndWait();
-            const auto gpu = result.read<std::uint32_t>(rows);
-            for (std::uint32_t r = 0; r < rows; ++r) {
-                const auto begin = logits.begin() + std::ptrdiff_t(r) * cols;
-                const auto expected = std::uint32_t(std::max_element(begin, begin + cols) - begin);
-                QCOMPARE(gpu[r], expected);
+            for (std::uint32_t stride : {cols, (cols + 3) / 4 * 4}) {
+                const std::uint32_t rows = 3;
+                auto logits = randomValues(std::size_t(rows) * stride, cols + 1);
+                for (std::uint32_t r = 0; r < rows; ++r)
+                    for (std::uint32_t i = cols; i < stride; ++i) logits[r * stride + i] = 100.0f;
+                // Row 1: a tie at the maximum; the lower index must win.
+                if (cols > 5) {
+                    logits[stride + 2] = 5.0f;
+                    logits[stride + cols - 1] = 5.0f;
+                }
+                auto buffer = deviceVector(logits, "logits");
+                auto result = deviceArray(std::vector<std::uint32_t>(rows, 12345), "argmax");
+                recorder_->begin();
+                kernels_->argmax(*recorder_, buffer, cols, stride, rows, result);
+                recorder_->submitAndWait();
+                const auto gpu = result.read<std::uint32_t>(rows);
+                for (std::uint32_t r = 0; r < rows; ++r) {
+                    const auto begin = logits.begin() + std::ptrdiff_t(r) * stride;
+                    const auto expected =
+                        std::uint32_t(std::max_element(begin, begin + cols) - begin);
+                    QVERIFY2(gpu[r] == expected, qPrintable(QString("cols %1 stride %2 row %3: "
+                                                                    "%4 vs %5")
+                                                                .arg(cols)
+                                                                .arg(stride)
+                                                                .arg(r)
+                                                                .arg(gpu[r])
+                                                                .arg(expected)));
+                }
             }
         }
     }
