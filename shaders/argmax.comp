@@ -18,45 +18,33 @@ layout(std430, binding = 0) readonly buffer Logits { float logits[]; };
 layout(std430, binding = 1) writeonly buffer Result { uint argmaxIndex[]; };
 layout(binding = 2) uniform samplerBuffer logitTexels; // binding 0's buffer, with TEXELS
 
-
 shared uint indexScratch[gl_WorkGroupSize.x];
+
+float best = -3.4e38;
+uint bestIndex = 0xffffffffu;
+// Each lane sees its columns in increasing order: strict > keeps the first of equals.
+void consider(float value, uint index) {
+    if (value > best) {
+        best = value;
+        bestIndex = index;
+    }
+}
 
 void main() {
     const uint row = gl_WorkGroupID.x;
-    float best = -3.4e38;
-    uint bestIndex = 0xffffffffu;
     uint first = 0u; // the columns before it went through texels
     if (TEXELS) {
         const uint rowTexel = row * (p.stride >> 2);
         const uint texels = p.cols >> 2;
-        // Each lane sees its columns in increasing order: strict > keeps the first of equals.
         for (uint t = gl_LocalInvocationID.x; t < texels; t += WG) {
             const vec4 v = texelFetch(logitTexels, int(rowTexel + t));
-            [[unroll]] for (uint j = 0; j < 4; ++j) {
-                if (v[j] > best) {
-                    best = v[j];
-                    bestIndex = 4 * t + j;
-                }
-            }
+            [[unroll]] for (uint j = 0; j < 4; ++j) consider(v[j], 4 * t + j);
         }
         first = texels * 4;
     }
-    if (!TEXELS) {
-        for (uint i = gl_LocalInvocationID.x; i < p.cols; i += WG) {
-            const float value = logits[row * p.stride + i];
-            if (value > best) {
-                best = value;
-                bestIndex = i;
-            }
-        }
-    } else if (first + gl_LocalInvocationID.x < p.cols) {
-        const uint i = first + gl_LocalInvocationID.x; // at most 3 columns left, WG >= 4
-        const float value = logits[row * p.stride + i];
-        if (value > best) {
-            best = value;
-            bestIndex = i;
-        }
-    }
+    // The whole row, or the 1-3 columns the texels left.
+    for (uint i = first + gl_LocalInvocationID.x; i < p.cols; i += WG)
+        consider(logits[row * p.stride + i], i);
     const float rowBest = workgroupMax(best);
     uint candidate = best == rowBest ? bestIndex : 0xffffffffu;
     if (SUBGROUP_REDUCE && gl_NumSubgroups == 1) {

@@ -420,7 +420,7 @@ void Kernels::argmax(CommandRecorder& recorder, const Buffer& logits, std::uint3
                      std::uint32_t stride, std::uint32_t rows, const Buffer& result,
                      const std::string& label) {
     if (rows == 0) return;
-    const bool texels = stride % 4 == 0 && tuning_.workgroup >= 4; // TEXELS (argmax.comp)
+    const bool texels = stride % 4 == 0; // TEXELS (argmax.comp)
     auto& pipe =
         pipeline("argmax", 3, sizeof(ArgmaxPush),
                  {tuning_.workgroup, tuning_.subgroupReduce ? 1u : 0u, texels ? 1u : 0u},
