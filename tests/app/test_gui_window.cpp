@@ -34,6 +34,8 @@
 #include <QTemporaryDir>
 #include <QtTest>
 #include <fstream>
+#include <optional>
+#include <sstream>
 #include <thread>
 #include <time.h>
 
@@ -93,37 +95,64 @@ struct Gate {
 const int kLongestGapMs = scaledMs(100);
 
 // The largest gap between ticks of a 10 ms timer: how long the event loop was away. On a
-// machine shared with other jobs part of a gap is the kernel running someone else while our
-// main thread was ready (its run-queue delay, /proc/thread-self/schedstat); the gap less that
-// delay is what the program caused: handlers running, or the main thread waiting on a lock.
+// shared machine part of a gap is not the program's doing. The main thread's run-queue delay
+// (the kernel running someone else while it was ready, /proc/thread-self/schedstat) is left
+// out. Time the hypervisor took a CPU away (steal in /proc/stat) cannot be: on this project's
+// VMs a gap with 100 ms of steal on one CPU stretched the main thread's CPU time too (counted
+// while it ran), or kept it waiting while its own CPU ran freely (a lock holder stopped on the
+// other one). A gap with steal on any CPU is therefore disturbed: counted and reported, not
+// measured. What remains is what the program caused: handlers running, or the main thread
+// waiting on a lock.
 class GapMeter : public QObject {
 public:
     GapMeter() {
         timer_.setInterval(10);
-        connect(&timer_, &QTimer::timeout, this, [this] {
-            double wall = clock_.nsecsElapsed() / 1e6, queued = runQueueDelayMs(),
-                   cpu = threadCpuMs();
-            largestWall_ = std::max(largestWall_, wall - lastWall_);
-            largestOwn_ = std::max(largestOwn_, (wall - lastWall_) - (queued - lastQueued_));
-            largestCpu_ = std::max(largestCpu_, cpu - lastCpu_);
-            lastWall_ = wall, lastQueued_ = queued, lastCpu_ = cpu;
-            ++ticks_;
-        });
+        connect(&timer_, &QTimer::timeout, this, [this] { tick(); });
         clock_.start();
-        lastQueued_ = runQueueDelayMs();
-        lastCpu_ = threadCpuMs();
+        last_ = sample();
         timer_.start();
     }
     double largestWallGapMs() const { return largestWall_; }
+    // Over the undisturbed gaps: wall time less run-queue delay.
     double largestOwnGapMs() const { return largestOwn_; }
     double largestCpuGapMs() const { return largestCpu_; }
     int ticks() const { return ticks_; }
+    int disturbedTicks() const { return disturbed_; }
+    double largestDisturbedGapMs() const { return largestDisturbed_; }
 
 private:
-    static double threadCpuMs() {
-        timespec now{};
-        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
-        return double(now.tv_sec) * 1e3 + double(now.tv_nsec) / 1e6;
+    struct Sample {
+        double wallMs = 0, queuedMs = 0, cpuMs = 0, stealCount = 0;
+    };
+    Sample sample() const {
+        Sample now;
+        now.wallMs = clock_.nsecsElapsed() / 1e6;
+        now.queuedMs = runQueueDelayMs();
+        timespec cpuTime{};
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpuTime);
+        now.cpuMs = double(cpuTime.tv_sec) * 1e3 + double(cpuTime.tv_nsec) / 1e6;
+        now.stealCount = stealCount();
+        return now;
+    }
+    // A gap is judged one tick late: a stopped CPU's steal reaches /proc/stat at that CPU's
+    // next scheduler tick, which may fall in the following gap.
+    void tick() {
+        const Sample now = sample();
+        if (pending_) judge(*pending_, last_, now.stealCount > pending_->stealCount);
+        pending_ = last_;
+        last_ = now;
+    }
+    void judge(const Sample& from, const Sample& to, bool stolen) {
+        const double wall = to.wallMs - from.wallMs;
+        largestWall_ = std::max(largestWall_, wall);
+        largestCpu_ = std::max(largestCpu_, to.cpuMs - from.cpuMs);
+        if (stolen) {
+            ++disturbed_;
+            largestDisturbed_ = std::max(largestDisturbed_, wall);
+        } else {
+            largestOwn_ = std::max(largestOwn_, wall - (to.queuedMs - from.queuedMs));
+        }
+        ++ticks_;
     }
     static double runQueueDelayMs() { // 0 where the kernel does not report it
         std::ifstream file("/proc/thread-self/schedstat");
@@ -131,11 +160,22 @@ private:
         file >> onCpu >> waiting;
         return file ? waiting / 1e6 : 0.0;
     }
+    // Steal of all CPUs together, the eighth value of /proc/stat's first line (0 where absent).
+    static double stealCount() {
+        std::ifstream file("/proc/stat");
+        std::string name;
+        double value = 0;
+        file >> name;
+        for (int i = 0; i < 8 && file >> value; ++i) {
+        }
+        return file ? value : 0.0;
+    }
     QTimer timer_;
     QElapsedTimer clock_;
-    double largestWall_ = 0, largestOwn_ = 0, largestCpu_ = 0;
-    double lastWall_ = 0, lastQueued_ = 0, lastCpu_ = 0;
-    int ticks_ = 0;
+    Sample last_;
+    std::optional<Sample> pending_;
+    double largestWall_ = 0, largestOwn_ = 0, largestCpu_ = 0, largestDisturbed_ = 0;
+    int ticks_ = 0, disturbed_ = 0;
 };
 
 QString recordedShotPath(const QString& name) {
@@ -257,13 +297,19 @@ void WindowTest::fullRunIsResponsiveAndFillsEveryPanel() {
     QCOMPARE(finished.at(0).at(0).toBool(), true);
     QVERIFY(!window.isGenerating());
     qInfo() << "largest event-loop gap during load and run:" << meter.largestWallGapMs()
-            << "ms wall," << meter.largestOwnGapMs() << "ms less run-queue delay,"
-            << meter.largestCpuGapMs() << "ms of main-thread CPU; over" << meter.ticks() << "ticks;"
+            << "ms wall," << meter.largestOwnGapMs() << "ms the program's own,"
+            << meter.largestCpuGapMs() << "ms of main-thread CPU; over" << meter.ticks()
+            << "ticks, of which" << meter.disturbedTicks()
+            << "had CPU time stolen by the hypervisor (largest such gap"
+            << meter.largestDisturbedGapMs() << "ms);"
             << window.timingsPanel()->run()->generatedTokens << "tokens generated";
     QVERIFY2(meter.largestOwnGapMs() < kLongestGapMs,
              qPrintable(QString::number(meter.largestOwnGapMs())));
-    QVERIFY2(meter.largestCpuGapMs() < kLongestGapMs,
-             qPrintable(QString::number(meter.largestCpuGapMs())));
+    // Mostly measured, not mostly disturbed.
+    QVERIFY2(meter.disturbedTicks() * 10 <= meter.ticks(),
+             qPrintable(QString("%1 of %2 gaps had stolen CPU time")
+                            .arg(meter.disturbedTicks())
+                            .arg(meter.ticks())));
     QVERIFY2(meter.ticks() >= 10, "the run was too short to measure responsiveness");
 
     // Timings: one prefill point, one point per decode step.
@@ -426,10 +472,12 @@ void WindowTest::vulkanRunFillsTheLabPanels() {
     QVERIFY2(QString::fromStdString(comparison->backend).contains("uncached"),
              comparison->backend.c_str());
     qInfo() << "vulkan window: largest event-loop gap" << meter.largestOwnGapMs() << "ms;"
+            << meter.disturbedTicks() << "of" << meter.ticks() << "gaps had stolen CPU time;"
             << "cached" << comparison->cachedTotalSeconds() * 1e3 << "ms, uncached"
             << comparison->uncachedTotalSeconds() * 1e3 << "ms";
     QVERIFY2(meter.largestOwnGapMs() < kLongestGapMs,
              qPrintable(QString::number(meter.largestOwnGapMs())));
+    QVERIFY(meter.disturbedTicks() * 10 <= meter.ticks());
 
     QVERIFY(window.grab().save(recordedShotPath("window-vulkan.png")));
     QTemporaryDir out;
