@@ -13,10 +13,10 @@ vec4 weightQuants(uint c) { return vec4(nibbleCodes(c)) - 8.0; }
 float weightScale(uint e) { return scaleHalf(e >> INT4_GROUP_SHIFT); }
 // Whole-word path of matvec_core.glsl: w = code * scale + min per block.
 #define WEIGHT_NIBBLES
-vec2 weightScaleMin(uint e) {
-    const float scale = weightScale(e);
-    return vec2(scale, -8.0 * scale);
-}
+vec2 scaleMinOf(float scale) { return vec2(scale, -8.0 * scale); }
+vec2 weightScaleMin(uint e) { return scaleMinOf(weightScale(e)); }
+// The matrix may carry a copy of its scales in a lane's slot order (matvec_core.glsl).
+#define LANE_SCALE_LAYOUT
 vec4 dequantize4(uint e, uint c) { return weightQuants(c) * weightScale(e); }
 #else
 // Any row length: the scale is looked up per four weights (a chunk may straddle two groups).

@@ -84,6 +84,16 @@ float pairScales[SLOTS];
 #else
 const bool PAIR_IN_BLOCK = false;
 #endif
+#ifdef LANE_SCALE_LAYOUT
+// Int4 groups on 8 lanes x 8 slots (compute/formats/LaneScaleLayout.hpp): a copy of the
+// scales from word p.laneScaleWords in which one texel holds the scales of a lane's 8 slots
+// for a block of 64 columns, so a chunk costs one scale fetch instead of one per slot. The
+// chunks then go one per loop turn, each fetching its block's texel (on lavapipe two-chunk
+// turns cost more than the second fetch they save).
+layout(constant_id = 16) const bool LANE_SCALES = false;
+#else
+const bool LANE_SCALES = false;
+#endif
 // The scale (and offset) of the chunk of slot s at row-major element e: per-row formats take
 // the slot's loaded scale (a division and a fetch per chunk otherwise, both lane by lane on
 // lavapipe), q4_1 its pair's texel, blocks of whole chunk pairs the pair's scale, the others
@@ -118,6 +128,15 @@ void loadPairScales(uint i0, uint wBase[SLOTS], bool fetchScales) {
     if (SCALE_PAIRS && fetchScales) {
         [[unroll]] for (uint s = 0; s < SLOTS; ++s)
             scaleTexels[s] = weightWords4(scaleWordIndex(wBase[s] + i0 * 4) & ~3u);
+    }
+#endif
+#ifdef LANE_SCALE_LAYOUT
+    if (LANE_SCALES && WG == 8 && SLOTS == 8) {
+        const uint block = rowGroup() * (p.wStride >> 6) + (i0 >> 4); // i0: in columns / 4
+        const uvec4 texel = weightWords4(p.laneScaleWords + (block * WG + gl_LocalInvocationID.x) * 4);
+        [[unroll]] for (uint s = 0; s < SLOTS; ++s)
+            pairScaleMins[s] = scaleMinOf(unpackHalf2x16(texel[s >> 1])[s & 1]);
+        return;
     }
 #endif
 #if defined(WEIGHT_BLOCK) && !defined(ROW_SCALES)
@@ -366,7 +385,7 @@ void matvecCore() {
     }
     const uint vecs = p.wStride >> 2;
     if (BROADCAST_X && !SPLIT_COLUMNS) {
-        if (SCALE_PAIRS || PAIR_IN_BLOCK) {
+        if ((SCALE_PAIRS || PAIR_IN_BLOCK) && !LANE_SCALES) {
             // Two chunks per turn, the scales loaded once for both (rows are padded to 64
             // columns, a multiple of two chunks in both cases).
             for (uint i0 = 0; i0 < vecs; i0 += 2 * WG) {

@@ -17,4 +17,5 @@ layout(push_constant) uniform Params {
     uint attentionStride; // qkv_rope with FUSED_ATTENTION: elements per attention output row
     float attentionScale; // ... and 1 / sqrt(headDim)
     uint kvBlocks;  // qkv_rope: physical blocks in the KV cache buffer (kv_cache.glsl)
+    uint laneScaleWords; // LANE_SCALES: first word of the lane-scale copy (matvec_core.glsl)
 } p;

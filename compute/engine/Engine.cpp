@@ -1,6 +1,7 @@
 #include "compute/engine/Engine.hpp"
 
 #include "compute/formats/GpuWeightPacking.hpp"
+#include "compute/formats/LaneScaleLayout.hpp"
 #include "models/formats/TensorNames.hpp"
 
 #include <algorithm>
@@ -225,7 +226,7 @@ std::uint64_t Engine::matrixChunkLimit() const {
 RowChunkedMatrix Engine::uploadFused(const std::vector<std::string>& names, std::uint32_t cols,
                                      std::uint32_t expectedRows, WeightFormat format,
                                      const std::string& label, std::uint32_t rowGranule,
-                                     bool gateUpPairs) {
+                                     bool gateUpPairs, LaneScaleOrder laneOrder) {
     const auto chosen = resolvedFormat(names, format);
     const bool blockFormat = chosen == WeightFormat::Q4_0 || chosen == WeightFormat::Q4_1 ||
                              chosen == WeightFormat::Q8_0;
@@ -311,16 +312,22 @@ RowChunkedMatrix Engine::uploadFused(const std::vector<std::string>& names, std:
         return matrix;
     }
     const auto packed = packForGpu(chosen, parts, cols);
+    // The lane-scale copy where the kernels read one and the chunk still fits a binding.
+    auto upload = [&](const GpuPackedMatrix& chunk, const std::string& chunkName) {
+        const bool copy =
+            kernels_->tuning().readsLaneScales() &&
+            laneScaleCopyWords(chunk.format, chunk.rows, chunk.cols, matrixChunkLimit()) != 0;
+        return uploadPacked(*context_, chunk, chunkName, std::nullopt, copy ? &laneOrder : nullptr);
+    };
     if (ranges.size() == 1) {
-        matrix.chunks.push_back(uploadPacked(*context_, packed, label));
+        matrix.chunks.push_back(upload(packed, label));
         matrix.firstRows.push_back(0);
         return matrix;
     }
     for (const auto& range : ranges) {
         std::vector<RowRange> stacked{range};
         if (gateUpPairs) stacked.push_back({outputRows + range.first, range.count});
-        matrix.chunks.push_back(
-            uploadPacked(*context_, stackPackedRows(packed, stacked), chunkLabel(range, false)));
+        matrix.chunks.push_back(upload(stackPackedRows(packed, stacked), chunkLabel(range, false)));
         matrix.firstRows.push_back(range.first);
     }
     return matrix;
@@ -355,15 +362,17 @@ void Engine::uploadMatrices() {
         layer.qkv =
             keep(uploadFused(
                      {name(l, "attn_q.weight"), name(l, "attn_k.weight"), name(l, "attn_v.weight")},
-                     c.hiddenSize, qDim + 2 * kvDim, format, name(l, "attn_qkv"), c.headDim),
+                     c.hiddenSize, qDim + 2 * kvDim, format, name(l, "attn_qkv"), c.headDim, false,
+                     {SlotRowOrder::RopePairs, c.headDim,
+                      c.ropePairing == models::RopePairing::SplitHalf}),
                  name(l, "attn_qkv"));
         layer.output = keep(uploadFused({name(l, "attn_output.weight")}, qDim, c.hiddenSize, format,
                                         name(l, "attn_output")),
                             name(l, "attn_output"));
-        layer.gateUp =
-            keep(uploadFused({name(l, "ffn_gate.weight"), name(l, "ffn_up.weight")}, c.hiddenSize,
-                             2 * c.ffnSize, format, name(l, "ffn_gateup"), 1, true),
-                 name(l, "ffn_gateup"));
+        layer.gateUp = keep(uploadFused({name(l, "ffn_gate.weight"), name(l, "ffn_up.weight")},
+                                        c.hiddenSize, 2 * c.ffnSize, format, name(l, "ffn_gateup"),
+                                        1, true, {SlotRowOrder::GateUpPairs}),
+                            name(l, "ffn_gateup"));
         layer.down = keep(uploadFused({name(l, "ffn_down.weight")}, c.ffnSize, c.hiddenSize, format,
                                       name(l, "ffn_down")),
                           name(l, "ffn_down"));

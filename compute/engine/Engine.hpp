@@ -238,10 +238,13 @@ private:
     // One matrix from its (stacked) source tensors, in row chunks within matrixChunkLimit():
     // chunks hold a multiple of rowGranule rows (whole heads for Q|K|V); gateUpPairs splits
     // a gate|up matrix by output row, each chunk holding its gate rows and then its up rows.
+    // laneOrder: the slot order of the kernel that reads the matrix, for the lane-scale copy
+    // of the int4 group formats where the device's kernels read one (Kernels::wantsLaneScales).
     RowChunkedMatrix uploadFused(const std::vector<std::string>& names, std::uint32_t cols,
                                  std::uint32_t expectedRows, WeightFormat format,
                                  const std::string& label, std::uint32_t rowGranule = 1,
-                                 bool gateUpPairs = false);
+                                 bool gateUpPairs = false,
+                                 LaneScaleOrder laneOrder = {SlotRowOrder::Plain});
     std::uint64_t matrixChunkLimit() const;
     // One matvec dispatch per row chunk of `matrix`.
     void matvecChunks(CommandRecorder& recorder, const RowChunkedMatrix& matrix, MatvecArgs args,

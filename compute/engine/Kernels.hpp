@@ -28,6 +28,9 @@ struct KernelTuning {
     bool int8Activations = false;
 
     static KernelTuning forDevice(const DeviceInfo& info);
+    // Whether the matrix kernels read the lane-scale copies of int4 group matrices: 8 lanes
+    // of 8 rows on the broadcast path, every tile (compute/formats/LaneScaleLayout.hpp).
+    bool readsLaneScales() const;
 };
 
 // Per-token metadata for the cache-aware kernels (matches TokenInfo in kv_cache.glsl).
@@ -181,9 +184,13 @@ private:
     };
     MatvecShape shapeFor(std::uint32_t tokens, bool pairs, const DeviceMatrix& weights) const;
     std::vector<std::uint32_t> coreSpecialization(const MatvecShape& shape, bool norm) const;
-    // Pads the body's constants to id 11, then appends BROADCAST_X (12) and the matrix's
-    // ROW_BLOCK (13).
-    void finishSpecialization(std::vector<std::uint32_t>& spec, const DeviceMatrix& weights) const;
+    // Whether a kernel reading `weights` in `order` with `shape` reads its lane-scale copy.
+    bool readsLaneScales(const DeviceMatrix& weights, const LaneScaleOrder& order,
+                         const MatvecShape& shape) const;
+    // Pads the body's constants to id 11, then appends BROADCAST_X (12), the matrix's
+    // ROW_BLOCK (13), INT8_ACTIVATIONS (14), PRESCALE_TOKENS (15) and LANE_SCALES (16).
+    void finishSpecialization(std::vector<std::uint32_t>& spec, const DeviceMatrix& weights,
+                              bool laneScales) const;
     std::uint32_t rowGroups(std::uint32_t rows, const MatvecShape& shape) const;
     // Lanes of an attention workgroup, and whether attention takes the rows layout
     // (attention_rows_body.glsl) for this head size.

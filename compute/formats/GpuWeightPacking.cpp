@@ -1,6 +1,7 @@
 #include "compute/formats/GpuWeightPacking.hpp"
 
 #include "compute/formats/DeviceCodeLayout.hpp"
+#include "compute/formats/LaneScaleLayout.hpp"
 
 #include "models/formats/TensorType.hpp"
 #include "models/quant/GgmlQuantize.hpp"
@@ -491,8 +492,18 @@ GpuPackedMatrix stackPackedRows(const GpuPackedMatrix& source, std::span<const R
 }
 
 DeviceMatrix uploadPacked(const VulkanContext& context, const GpuPackedMatrix& packed,
-                          const std::string& label, std::optional<std::uint32_t> rowBlock) {
+                          const std::string& label, std::optional<std::uint32_t> rowBlock,
+                          const LaneScaleOrder* laneOrder) {
+    // The lane-scale copy goes after the layout, which ends on a whole texel.
+    std::vector<std::uint32_t> laneScales;
+    if (laneOrder && laneOrder->order != SlotRowOrder::None &&
+        takesLaneScales(packed.format, packed.alignedGroups))
+        laneScales = packLaneScales(packed, *laneOrder);
     DeviceMatrix matrix;
+    if (!laneScales.empty()) {
+        matrix.laneScaleWords = std::uint32_t(packed.words.size());
+        matrix.laneScaleOrder = *laneOrder;
+    }
     matrix.format = packed.format;
     matrix.rows = packed.rows;
     matrix.cols = packed.cols;
@@ -502,7 +513,10 @@ DeviceMatrix uploadPacked(const VulkanContext& context, const GpuPackedMatrix& p
     matrix.rowBlock = rowBlock.value_or(codeRowBlockFor(context.info(), packed.rows));
     const std::span<const std::uint32_t> words(packed.words);
     // The buffer has the packed size in either order.
-    matrix.buffer = Buffer(context, words.size_bytes(), BufferKind::DeviceLocal, label);
+    matrix.buffer =
+        Buffer(context, words.size_bytes() + laneScales.size() * 4, BufferKind::DeviceLocal, label);
+    if (!laneScales.empty())
+        matrix.buffer.upload(std::span<const std::uint32_t>(laneScales), words.size_bytes());
     if (matrix.rowBlock == 0) {
         matrix.buffer.upload(words);
         return matrix;

@@ -75,9 +75,13 @@ PackedMatrixSize packedMatrixSize(WeightFormat format, std::uint32_t rows, std::
 // Uploads the layout with its codes in the device order of rowBlock (default: codeRowBlockFor
 // the context's device and the row count; compute/formats/DeviceCodeLayout.hpp). Throws
 // ComputeError for a row block that does not divide the rows.
+// laneOrder: also a copy of the scales in that kernel's slot order after the layout
+// (packLaneScales; DeviceMatrix::laneScaleWords), where the matrix takes one
+// (takesLaneScales), else ignored.
 DeviceMatrix uploadPacked(const VulkanContext& context, const GpuPackedMatrix& packed,
                           const std::string& label,
-                          std::optional<std::uint32_t> rowBlock = std::nullopt);
+                          std::optional<std::uint32_t> rowBlock = std::nullopt,
+                          const LaneScaleOrder* laneOrder = nullptr);
 // Bits per code of `format`'s layout: 32 (f32), 16 (f16), 8 or 4.
 std::uint32_t codeBitsPerWeight(WeightFormat format);
 

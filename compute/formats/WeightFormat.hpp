@@ -100,6 +100,21 @@ inline std::uint32_t paddedColumns(std::uint32_t cols) {
 }
 
 // A row-major [rows][cols] matrix on the GPU, each row zero-padded to `stride` elements.
+// The kernel whose slot order a matrix's lane-scale copy follows (the weightRow of its body;
+// compute/formats/LaneScaleLayout.hpp).
+enum class SlotRowOrder : std::uint32_t {
+    None = 0,    // no copy
+    Plain,       // matvec: slot q reads row q
+    GateUpPairs, // ffn_gateup: slot 2i reads gate row i, 2i + 1 up row i + rows / 2
+    RopePairs,   // qkv_rope: slots 2i and 2i + 1 read the two rows of RoPE pair i
+};
+struct LaneScaleOrder {
+    SlotRowOrder order = SlotRowOrder::None;
+    std::uint32_t headDim = 0; // RopePairs: rows per head ...
+    bool splitHalf = false;    // ... and pairs (j, j + headDim / 2) instead of (2j, 2j + 1)
+    bool operator==(const LaneScaleOrder&) const = default;
+};
+
 struct DeviceMatrix {
     Buffer buffer;
     WeightFormat format = WeightFormat::F32;
@@ -113,6 +128,10 @@ struct DeviceMatrix {
     // The codes' device order (compute/formats/DeviceCodeLayout.hpp): 0 row-major, else
     // interleaved in blocks of this many rows (the kernels specialize on it).
     std::uint32_t rowBlock = 0;
+    // Int4 group formats on CPU devices: the word where a copy of the scales in the slot
+    // order of laneScaleOrder's kernel starts (compute/formats/LaneScaleLayout.hpp), 0: none.
+    std::uint32_t laneScaleWords = 0;
+    LaneScaleOrder laneScaleOrder;
     std::uint64_t bytes() const { return buffer.size(); }
 };
 

@@ -1,6 +1,8 @@
 #include "compute/session/LoadFootprint.hpp"
 
+#include "compute/engine/Kernels.hpp"
 #include "compute/formats/GpuWeightPacking.hpp"
+#include "compute/formats/LaneScaleLayout.hpp"
 #include "models/formats/TensorNames.hpp"
 
 #include <algorithm>
@@ -209,6 +211,8 @@ LoadFootprint vulkanLoadFootprint(const models::ModelConfig& c, const models::We
     const std::uint64_t limit = options.maxMatrixChunkBytes ? std::min(device.maxBindingBytes(),
                                                                        options.maxMatrixChunkBytes)
                                                             : device.maxBindingBytes();
+    // The int4 group matrices' lane-scale copies, where this device's kernels read them.
+    const bool laneScales = KernelTuning::forDevice(device).readsLaneScales();
     std::uint64_t largestTransient = 0;
     std::string largestTransientMatrix;
     for (const auto& matrix : engineMatrices(c, store, options.weightFormat)) {
@@ -216,6 +220,9 @@ LoadFootprint vulkanLoadFootprint(const models::ModelConfig& c, const models::We
         const auto chunks = planMatrixChunks(chosen, matrix.rows, matrix.cols, limit,
                                              matrix.rowGranule, matrix.gateUpPairs, matrix.label);
         weightBytes += chunkedMatrixBytes(chosen, matrix.cols, chunks, matrix.gateUpPairs);
+        if (laneScales)
+            weightBytes +=
+                laneScaleCopyBytes(chosen, matrix.cols, chunks, matrix.gateUpPairs, limit);
         const auto transient = uploadTransientBytes(matrix, chosen, store, chunks, staging);
         if (transient > largestTransient) {
             largestTransient = transient;

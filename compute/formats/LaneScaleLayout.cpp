@@ -1,0 +1,96 @@
+#include "compute/formats/LaneScaleLayout.hpp"
+
+#include "compute/vulkan/VulkanContext.hpp"
+
+#include <algorithm>
+#include <string>
+
+namespace inferscope::compute {
+
+bool takesLaneScales(WeightFormat format, bool alignedGroups) {
+    return alignedGroups && (format == WeightFormat::Int4G128 || format == WeightFormat::Int4G64);
+}
+
+std::uint32_t slotWeightRow(const LaneScaleOrder& order, std::uint32_t slot, std::uint32_t rows) {
+    switch (order.order) {
+    case SlotRowOrder::GateUpPairs: {
+        const std::uint32_t outputs = rows / 2;
+        const std::uint32_t i = std::min(slot / 2, outputs - 1);
+        return slot % 2 == 0 ? i : i + outputs;
+    }
+    case SlotRowOrder::RopePairs: {
+        const std::uint32_t half = order.headDim / 2;
+        const std::uint32_t pair = std::min(slot / 2, rows / 2 - 1);
+        const std::uint32_t base = (pair / half) * order.headDim, j = pair % half;
+        if (order.splitHalf) return base + j + (slot % 2) * half;
+        return base + 2 * j + slot % 2;
+    }
+    default:
+        return std::min(slot, rows - 1);
+    }
+}
+
+std::uint64_t laneScaleWords(std::uint32_t rows, std::uint32_t stride) {
+    const std::uint32_t slotsPerGroup = kLaneScaleLanes * kLaneScaleSlots;
+    const std::uint64_t rowGroups = (std::uint64_t(rows) + slotsPerGroup - 1) / slotsPerGroup;
+    return rowGroups * (stride / kLaneScaleBlock) * kLaneScaleLanes * 4;
+}
+
+std::uint64_t laneScaleCopyWords(WeightFormat format, std::uint32_t rows, std::uint32_t cols,
+                                 std::uint64_t limitBytes) {
+    if (!takesLaneScales(format, cols % kLaneScaleBlock == 0)) return 0;
+    const std::uint64_t copy = laneScaleWords(rows, cols);
+    return (packedMatrixSize(format, rows, cols).words + copy) * 4 <= limitBytes ? copy : 0;
+}
+
+std::uint64_t laneScaleCopyBytes(WeightFormat format, std::uint32_t cols,
+                                 std::span<const RowRange> chunks, bool gateUpPairs,
+                                 std::uint64_t limitBytes) {
+    std::uint64_t words = 0;
+    for (const auto& chunk : chunks)
+        words += laneScaleCopyWords(format, chunk.count * (gateUpPairs ? 2 : 1), cols, limitBytes);
+    return words * 4;
+}
+
+std::vector<std::uint32_t> packLaneScales(const GpuPackedMatrix& packed,
+                                          const LaneScaleOrder& order) {
+    if (!takesLaneScales(packed.format, packed.alignedGroups) || packed.stride != packed.cols)
+        throw ComputeError("packLaneScales: the matrix is not an int4 group format on rows of a "
+                           "multiple of 64 weights");
+    const bool pairs =
+        order.order == SlotRowOrder::GateUpPairs || order.order == SlotRowOrder::RopePairs;
+    if (order.order == SlotRowOrder::None || packed.rows == 0 || (pairs && packed.rows % 2) ||
+        (order.order == SlotRowOrder::RopePairs &&
+         (order.headDim < 2 || order.headDim % 2 || packed.rows % order.headDim)))
+        throw ComputeError("packLaneScales: the slot order does not fit " +
+                           std::to_string(packed.rows) + " rows");
+    const std::uint32_t group = weightFormatInfo(packed.format).labScheme->groupSize;
+    auto scaleHalf = [&](std::uint64_t index) {
+        const std::uint32_t word = packed.words.at(packed.formatWords + index / 2);
+        return std::uint16_t(index % 2 ? word >> 16 : word & 0xffffu);
+    };
+    const std::uint32_t slotsPerGroup = kLaneScaleLanes * kLaneScaleSlots;
+    const std::uint64_t rowGroups = (packed.rows + slotsPerGroup - 1) / slotsPerGroup;
+    const std::uint64_t blocks = packed.stride / kLaneScaleBlock;
+    // One texel (4 words, 8 halves) per row group, block and lane.
+    std::vector<std::uint32_t> words(laneScaleWords(packed.rows, packed.stride), 0u);
+    for (std::uint64_t g = 0; g < rowGroups; ++g) {
+        for (std::uint32_t lane = 0; lane < kLaneScaleLanes; ++lane) {
+            for (std::uint32_t s = 0; s < kLaneScaleSlots; ++s) {
+                const std::uint64_t slot =
+                    g * slotsPerGroup + (s / 2) * 2 * kLaneScaleLanes + 2 * lane + s % 2;
+                const std::uint64_t row = slotWeightRow(
+                    order, std::uint32_t(std::min<std::uint64_t>(slot, ~0u)), packed.rows);
+                for (std::uint64_t b = 0; b < blocks; ++b) {
+                    const std::uint64_t element = row * packed.cols + b * kLaneScaleBlock;
+                    const std::uint64_t texel = (g * blocks + b) * kLaneScaleLanes + lane;
+                    words[texel * 4 + s / 2] |= std::uint32_t(scaleHalf(element / group))
+                                                << (16 * (s % 2));
+                }
+            }
+        }
+    }
+    return words;
+}
+
+} // namespace inferscope::compute
