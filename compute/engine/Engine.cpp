@@ -351,7 +351,7 @@ void Engine::uploadMatrices() {
     std::uint64_t bytes = 0;
     auto keep = [&](RowChunkedMatrix matrix, const std::string& name) {
         matrixInfo_.push_back({name, matrix.format, std::uint64_t(matrix.rows) * matrix.cols,
-                               matrix.bytes(), matrix.chunkCount(),
+                               matrix.bytes(), matrix.bytesRead(), matrix.chunkCount(),
                                !matrix.empty() && kernels_->roundsActivations(matrix.chunks[0])});
         bytes += matrix.bytes();
         return matrix;

@@ -115,6 +115,7 @@ struct WeightMatrixInfo {
     WeightFormat format = WeightFormat::F16;
     std::uint64_t parameters = 0;   // rows x cols, without padding
     std::uint64_t bytes = 0;        // the GPU buffers
+    std::uint64_t bytesRead = 0;    // what the kernels read of them per pass (DeviceMatrix)
     std::uint32_t chunks = 1;       // row chunks (buffers), each within one storage binding
     bool roundsActivations = false; // int8 activations (EngineOptions::int8Activations)
     double bitsPerWeight() const {
@@ -239,7 +240,7 @@ private:
     // chunks hold a multiple of rowGranule rows (whole heads for Q|K|V); gateUpPairs splits
     // a gate|up matrix by output row, each chunk holding its gate rows and then its up rows.
     // laneOrder: the slot order of the kernel that reads the matrix, for the lane-scale copy
-    // of the int4 group formats where the device's kernels read one (Kernels::wantsLaneScales).
+    // of the int4 group formats where the kernels read one (KernelTuning::readsLaneScales).
     RowChunkedMatrix uploadFused(const std::vector<std::string>& names, std::uint32_t cols,
                                  std::uint32_t expectedRows, WeightFormat format,
                                  const std::string& label, std::uint32_t rowGranule = 1,

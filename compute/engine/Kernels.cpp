@@ -215,7 +215,7 @@ void Kernels::finishSpecialization(std::vector<std::uint32_t>& spec, const Devic
 }
 
 bool KernelTuning::readsLaneScales() const {
-    return broadcastInput && !splitColumns && workgroup == kLaneScaleLanes &&
+    return laneScaleCopies && broadcastInput && !splitColumns && workgroup == kLaneScaleLanes &&
            decodeSlots == kLaneScaleSlots && prefillSlots == kLaneScaleSlots;
 }
 

@@ -138,7 +138,7 @@ BenchResult runBench(Engine& engine, const BenchOptions& options) {
 std::uint64_t matrixBytesPerDecodeStep(const Engine& engine) {
     std::uint64_t bytes = 0;
     for (const auto& m : engine.weightMatrices())
-        if (m.name != "token_embd") bytes += m.bytes;
+        if (m.name != "token_embd") bytes += m.bytesRead;
     return bytes;
 }
 

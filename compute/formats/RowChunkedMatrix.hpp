@@ -27,6 +27,11 @@ struct RowChunkedMatrix {
         for (const auto& chunk : chunks) total += chunk.bytes();
         return total;
     }
+    std::uint64_t bytesRead() const {
+        std::uint64_t total = 0;
+        for (const auto& chunk : chunks) total += chunk.bytesRead();
+        return total;
+    }
 };
 
 // Row ranges [first, first + count) covering `rows` rows, each at most `maxRows` rows and

@@ -133,6 +133,11 @@ struct DeviceMatrix {
     std::uint32_t laneScaleWords = 0;
     LaneScaleOrder laneScaleOrder;
     std::uint64_t bytes() const { return buffer.size(); }
+    // What the kernels read of the buffer per pass: all of it, but for the packed scales where
+    // they read the lane-scale copy instead (the copy exists only where they do).
+    std::uint64_t bytesRead() const {
+        return laneScaleWords ? bytes() - 4ull * (laneScaleWords - formatWords) : bytes();
+    }
 };
 
 // The shader name suffix of the kernels that read this matrix.

@@ -212,7 +212,8 @@ LoadFootprint vulkanLoadFootprint(const models::ModelConfig& c, const models::We
                                                                        options.maxMatrixChunkBytes)
                                                             : device.maxBindingBytes();
     // The int4 group matrices' lane-scale copies, where this device's kernels read them.
-    const bool laneScales = KernelTuning::forDevice(device).readsLaneScales();
+    const bool laneScales =
+        options.tuning.value_or(KernelTuning::forDevice(device)).readsLaneScales();
     std::uint64_t largestTransient = 0;
     std::string largestTransientMatrix;
     for (const auto& matrix : engineMatrices(c, store, options.weightFormat)) {
