@@ -11,6 +11,9 @@
 // (SCALE_WORD_PAIRS: matvec_core.glsl fetches it once per two chunks).
 uint scaleWordIndex(uint e) { return p.formatWords + (e >> 5); }
 #define SCALE_WORD_PAIRS
+// The matrix may carry a copy of its scale words in a lane's slot order (matvec_core.glsl).
+#define LANE_SCALE_LAYOUT
+#define LANE_SCALE_WORDS
 vec2 weightScaleMin(uint e) { return unpackHalf2x16(weightWord(scaleWordIndex(e))); }
 vec4 dequantize4(uint e, uint c) {
     const vec2 scaleMin = weightScaleMin(e);

@@ -85,9 +85,10 @@ float pairScales[SLOTS];
 const bool PAIR_IN_BLOCK = false;
 #endif
 #ifdef LANE_SCALE_LAYOUT
-// Int4 groups on 8 lanes x 8 slots (compute/formats/LaneScaleLayout.hpp): a copy of the
-// scales from word p.laneScaleWords in which one texel holds the scales of a lane's 8 slots
-// for a block of 64 columns, so a chunk costs one scale fetch instead of one per slot. The
+// Int4 groups and q4_1 on 8 lanes x 8 slots (compute/formats/LaneScaleLayout.hpp): a copy of
+// the scales from word p.laneScaleWords in which one texel holds the scales of a lane's 8
+// slots for a block of 64 columns (q4_1: two texels their d and m words for a chunk), so a
+// chunk costs one scale fetch (q4_1: two) instead of one per slot (q4_1: per two slots). The
 // chunks then go one per loop turn, each fetching its block's texel (on lavapipe two-chunk
 // turns cost more than the second fetch they save).
 layout(constant_id = 16) const bool LANE_SCALES = false;
@@ -103,6 +104,9 @@ vec2 chunkScaleMin(uint s, uint e) {
 #ifdef ROW_SCALES
     return scaleMinOf(slotScales[s]);
 #else
+#ifdef LANE_SCALE_LAYOUT
+    if (LANE_SCALES) return pairScaleMins[s];
+#endif
 #ifdef SCALE_WORD_PAIRS
     if (SCALE_PAIRS) return unpackHalf2x16(scaleTexels[s][scaleWordIndex(e) & 3u]);
 #endif
@@ -125,17 +129,28 @@ float chunkScale(uint s, uint e) {
 // chunk where chunks are not paired).
 void loadPairScales(uint i0, uint wBase[SLOTS], bool fetchScales) {
 #ifdef SCALE_WORD_PAIRS
-    if (SCALE_PAIRS && fetchScales) {
+    if (SCALE_PAIRS && fetchScales && !LANE_SCALES) {
         [[unroll]] for (uint s = 0; s < SLOTS; ++s)
             scaleTexels[s] = weightWords4(scaleWordIndex(wBase[s] + i0 * 4) & ~3u);
     }
 #endif
 #ifdef LANE_SCALE_LAYOUT
     if (LANE_SCALES && WG == 8 && SLOTS == 8) {
+#ifdef LANE_SCALE_WORDS
+        // One (d, m) word per slot and chunk of 32 columns: two texels per lane and chunk.
+        const uint chunk = rowGroup() * (p.wStride >> 5) + (i0 >> 3); // i0: in columns / 4
+        const uint base = p.laneScaleWords + (chunk * WG + gl_LocalInvocationID.x) * 8;
+        const uvec4 low = weightWords4(base), high = weightWords4(base + 4);
+        [[unroll]] for (uint s = 0; s < 4; ++s) {
+            pairScaleMins[s] = unpackHalf2x16(low[s]);
+            pairScaleMins[s + 4] = unpackHalf2x16(high[s]);
+        }
+#else
         const uint block = rowGroup() * (p.wStride >> 6) + (i0 >> 4); // i0: in columns / 4
         const uvec4 texel = weightWords4(p.laneScaleWords + (block * WG + gl_LocalInvocationID.x) * 4);
         [[unroll]] for (uint s = 0; s < SLOTS; ++s)
             pairScaleMins[s] = scaleMinOf(unpackHalf2x16(texel[s >> 1])[s & 1]);
+#endif
         return;
     }
 #endif

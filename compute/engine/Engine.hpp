@@ -240,7 +240,8 @@ private:
     // chunks hold a multiple of rowGranule rows (whole heads for Q|K|V); gateUpPairs splits
     // a gate|up matrix by output row, each chunk holding its gate rows and then its up rows.
     // laneOrder: the slot order of the kernel that reads the matrix, for the lane-scale copy
-    // of the int4 group formats where the kernels read one (KernelTuning::readsLaneScales).
+    // of the int4 group formats and q4_1 where the kernels read one
+    // (KernelTuning::readsLaneScales).
     RowChunkedMatrix uploadFused(const std::vector<std::string>& names, std::uint32_t cols,
                                  std::uint32_t expectedRows, WeightFormat format,
                                  const std::string& label, std::uint32_t rowGranule = 1,

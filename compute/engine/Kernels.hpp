@@ -26,12 +26,12 @@ struct KernelTuning {
     std::uint32_t attentionWorkgroup = 8;
     // Asked for by EngineOptions::int8Activations; applies where roundsActivations() says.
     bool int8Activations = false;
-    // Int4 group matrices carry and read lane-scale copies where the layout allows
+    // Int4 group and q4_1 matrices carry and read lane-scale copies where the layout allows
     // (readsLaneScales); false reads the packed scales (tests and A/B timings).
     bool laneScaleCopies = true;
 
     static KernelTuning forDevice(const DeviceInfo& info);
-    // Whether the matrix kernels read the lane-scale copies of int4 group matrices: asked
+    // Whether the matrix kernels read the lane-scale copies of int4 group and q4_1 matrices: asked
     // for, 8 lanes of 8 rows on the broadcast path, every tile
     // (compute/formats/LaneScaleLayout.hpp).
     bool readsLaneScales() const;

@@ -1,6 +1,7 @@
 #pragma once
-// A second copy of an int4 group matrix's scales for the 8-lane, 8-rows-per-lane broadcast
-// path of CPU devices (lavapipe), read in place of the packed scales.
+// A second copy of an int4 group matrix's scales, or of a q4_1 matrix's scale words, for the
+// 8-lane, 8-rows-per-lane broadcast path of CPU devices (lavapipe), read in place of the
+// packed scales.
 //
 // On lavapipe each texel fetch is a called routine whose cost hardly depends on the bytes it
 // returns. With the packed layout (one fp16 per group of consecutive weights) a lane fetched
@@ -14,6 +15,10 @@
 // per padded row) holds, as fp16 s of its 8, the scale of row slotWeightRow(order,
 // g * 64 + (s / 2) * 16 + 2 L + (s & 1)) at columns [64 b, 64 b + 64): the slot numbering of
 // slotOf in shaders/matvec_core.glsl. It costs 16 bits per row and 64 columns of memory.
+// q4_1 (one word, fp16 d and m, per row and block of 32 columns) takes two texels per lane and
+// chunk of 32 columns instead, word s of ((g * C + c) * 8 + L) * 8 the word of slot s at chunk
+// c (C: chunks per padded row): two fetches per chunk where the slots took 4 (one texel per
+// slot and two chunks), and 32 bits per row and 32 columns of memory.
 #include "compute/formats/GpuWeightPacking.hpp"
 
 #include <cstdint>
@@ -27,13 +32,13 @@ constexpr std::uint32_t kLaneScaleSlots = 8;  // rows per lane
 constexpr std::uint32_t kLaneScaleBlock = 64; // columns per scale (a multiple of the groups)
 
 // Whether a matrix of `format` (alignedGroups: rows of a multiple of 64 weights) can carry
-// the copy: the int4 group formats on aligned rows.
+// the copy: the int4 group formats on aligned rows, and q4_1.
 bool takesLaneScales(WeightFormat format, bool alignedGroups);
 // The weight row slot `slot` of a `rows`-row matrix reads in `order` (slots past the last
 // row read a valid row, as the kernels clamp them).
 std::uint32_t slotWeightRow(const LaneScaleOrder& order, std::uint32_t slot, std::uint32_t rows);
 // Words of the copy for a matrix of `rows` rows of `stride` (padded) columns.
-std::uint64_t laneScaleWords(std::uint32_t rows, std::uint32_t stride);
+std::uint64_t laneScaleWords(WeightFormat format, std::uint32_t rows, std::uint32_t stride);
 // Words of the copy a matrix (or row chunk) of `rows` x `cols` in `format` gets where the
 // device's kernels read copies (Engine::uploadFused, LoadFootprint): 0 for a format that
 // takes none, or where the buffer would no longer fit limitBytes with it.

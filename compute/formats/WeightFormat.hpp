@@ -128,7 +128,7 @@ struct DeviceMatrix {
     // The codes' device order (compute/formats/DeviceCodeLayout.hpp): 0 row-major, else
     // interleaved in blocks of this many rows (the kernels specialize on it).
     std::uint32_t rowBlock = 0;
-    // Int4 group formats on CPU devices: the word where a copy of the scales in the slot
+    // Int4 group formats and q4_1 on CPU devices: the word where a copy of the scales in the slot
     // order of laneScaleOrder's kernel starts (compute/formats/LaneScaleLayout.hpp), 0: none.
     std::uint32_t laneScaleWords = 0;
     LaneScaleOrder laneScaleOrder;

@@ -1,10 +1,10 @@
-// The lane-scale copy of the int4 group scales (compute/formats/LaneScaleLayout.hpp) against
-// the packed scales it copies. On a device whose kernels read copies (lavapipe: 8 lanes of 8
-// rows), every kernel that takes one gives the same bits with the copy as without it:
-// matvec, ffn_gateup and qkv_rope in both RoPE pairings, for one token and for prefill
-// batches, on row counts that leave slots past the last row. Zeroing the copy then zeroes
-// every output: the copy is what the kernel read. Whole engines (llama and qwen2 shapes,
-// adjacent and split-half RoPE) give the same logits with copies as without, and count what
+// The lane-scale copy of the int4 group scales and of q4_1's scale words
+// (compute/formats/LaneScaleLayout.hpp) against the packed scales it copies. On a device whose
+// kernels read copies (lavapipe: 8 lanes of 8 rows), every kernel that takes one gives the same
+// bits with the copy as without it: matvec, ffn_gateup and qkv_rope in both RoPE pairings, for one
+// token and for prefill batches, on row counts that leave slots past the last row. Zeroing the copy
+// then zeroes every output: the copy is what the kernel read. Whole engines (llama and qwen2
+// shapes, adjacent and split-half RoPE) give the same logits with copies as without, and count what
 // their kernels read.
 #include "compute/engine/Engine.hpp"
 #include "compute/engine/Kernels.hpp"
@@ -126,7 +126,7 @@ private slots:
         struct Case {
             std::uint32_t rows, cols, tokens;
         };
-        for (auto format : {WeightFormat::Int4G128, WeightFormat::Int4G64}) {
+        for (auto format : {WeightFormat::Int4G128, WeightFormat::Int4G64, WeightFormat::Q4_1}) {
             for (const Case c :
                  {Case{64, 128, 1}, Case{64, 320, 9}, Case{72, 320, 1}, Case{72, 128, 9}}) {
                 auto pair = upload(format, c.rows, c.cols, {SlotRowOrder::Plain}, seed++);
@@ -159,7 +159,7 @@ private slots:
 
     void gateUpReadsTheCopy() {
         std::uint32_t seed = 100;
-        for (auto format : {WeightFormat::Int4G128, WeightFormat::Int4G64}) {
+        for (auto format : {WeightFormat::Int4G128, WeightFormat::Int4G64, WeightFormat::Q4_1}) {
             // 40 gate and 40 up rows: slots past the 80th in the second row group.
             for (std::uint32_t ffn : {32u, 40u}) {
                 for (std::uint32_t tokens : {1u, 9u}) {
@@ -206,7 +206,8 @@ private slots:
         tokenBuffer.upload(std::span<const TokenInfo>(positions));
         // headDim 16: 80 rows, slots past them; headDim 64: 320 rows in the interleaved order.
         for (const auto& [format, headDim] :
-             {std::pair{WeightFormat::Int4G128, 16u}, std::pair{WeightFormat::Int4G64, 64u}}) {
+             {std::pair{WeightFormat::Int4G128, 16u}, std::pair{WeightFormat::Int4G64, 64u},
+              std::pair{WeightFormat::Q4_1, 16u}}) {
             for (bool splitHalf : {false, true}) {
                 for (std::uint32_t tokens : {1u, 5u}) {
                     const std::uint32_t cols = 128, rows = (heads + 2 * kvHeads) * headDim;
@@ -280,9 +281,11 @@ private slots:
     void engineLogitsAreTheSameWithAndWithoutCopies() {
         QTemporaryDir dir;
         QVERIFY(dir.isValid());
-        // llama: adjacent RoPE pairs, int4-g128; qwen2: split-half pairs and biases, int4-g64.
-        for (const auto& [architecture, format] : {std::pair{"llama", WeightFormat::Int4G128},
-                                                   std::pair{"qwen2", WeightFormat::Int4G64}}) {
+        // llama: adjacent RoPE pairs, int4-g128; qwen2: split-half pairs and biases, int4-g64 and
+        // q4_1.
+        for (const auto& [architecture, format] :
+             {std::pair{"llama", WeightFormat::Int4G128}, std::pair{"qwen2", WeightFormat::Int4G64},
+              std::pair{"qwen2", WeightFormat::Q4_1}}) {
             models::SyntheticModelSpec spec;
             spec.architecture = architecture;
             spec.qkvBias = spec.architecture == "qwen2";
