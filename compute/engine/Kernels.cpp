@@ -205,13 +205,13 @@ std::vector<std::uint32_t> Kernels::coreSpecialization(const MatvecShape& shape,
 }
 
 void Kernels::finishSpecialization(std::vector<std::uint32_t>& spec, const DeviceMatrix& weights,
-                                   bool laneScales) const {
+                                   std::uint32_t laneScaleWords) const {
     spec.resize(12, 0);
     spec.push_back(tuning_.broadcastInput && !tuning_.splitColumns ? 1 : 0);
     spec.push_back(weights.rowBlock);                   // ROW_BLOCK (shaders/code_layout.glsl)
     spec.push_back(roundsActivations(weights) ? 1 : 0); // INT8_ACTIVATIONS (matvec_core.glsl)
     spec.push_back(kPrescaleTokens);                    // PRESCALE_TOKENS
-    spec.push_back(laneScales ? 1 : 0);                 // LANE_SCALES
+    spec.push_back(laneScaleWords != 0 ? 1 : 0);        // LANE_SCALES
 }
 
 bool KernelTuning::readsLaneScales() const {
@@ -219,10 +219,11 @@ bool KernelTuning::readsLaneScales() const {
            decodeSlots == kLaneScaleSlots && prefillSlots == kLaneScaleSlots;
 }
 
-bool Kernels::readsLaneScales(const DeviceMatrix& weights, const LaneScaleOrder& order,
-                              const MatvecShape& shape) const {
-    return weights.laneScaleWords != 0 && weights.laneScaleOrder == order &&
-           tuning_.readsLaneScales() && shape.rowSlots == kLaneScaleSlots;
+std::uint32_t Kernels::laneScaleWordsRead(const DeviceMatrix& weights, const LaneScaleOrder& order,
+                                          const MatvecShape& shape) const {
+    const bool reads = weights.laneScaleOrder == order && tuning_.readsLaneScales() &&
+                       shape.rowSlots == kLaneScaleSlots;
+    return reads ? weights.laneScaleWords : 0;
 }
 
 bool Kernels::roundsActivations(const DeviceMatrix& weights) const {
@@ -248,8 +249,9 @@ void Kernels::matvec(CommandRecorder& recorder, const MatvecArgs& a, const std::
     spec.push_back(a.residual ? 1 : 0);
     spec.push_back(a.gather ? 1 : 0);
     spec.push_back(a.probe && a.residual ? 1 : 0);
-    const bool laneScales = readsLaneScales(*a.weights, LaneScaleOrder{SlotRowOrder::Plain}, shape);
-    finishSpecialization(spec, *a.weights, laneScales);
+    const auto laneScaleWords =
+        laneScaleWordsRead(*a.weights, LaneScaleOrder{SlotRowOrder::Plain}, shape);
+    finishSpecialization(spec, *a.weights, laneScaleWords);
     auto& pipe = pipeline("matvec_" + matrixShaderSuffix(*a.weights), 7, sizeof(MatvecPush), spec,
                           matrixTexelBindings(a.weights->format));
     MatvecPush push;
@@ -262,7 +264,7 @@ void Kernels::matvec(CommandRecorder& recorder, const MatvecArgs& a, const std::
     push.eps = a.eps;
     push.probeBase = a.probeBase;
     push.formatWords = a.weights->formatWords;
-    push.laneScaleWords = laneScales ? a.weights->laneScaleWords : 0;
+    push.laneScaleWords = laneScaleWords;
     push.firstRow = a.firstRow;
     recorder.dispatch(pipe,
                       {{&a.weights->buffer},
@@ -302,9 +304,9 @@ void Kernels::qkvRope(CommandRecorder& recorder, const QkvRopeArgs& a, const std
     spec.push_back(fused ? a.heads / a.kvHeads : 1);           // ATTENTION_GROUP
     spec.push_back(fused ? a.headDim / tuning_.workgroup : 8); // DIMS_PER_LANE
     spec.push_back(std::max(a.kv.blockSize, 1u));              // KV_BLOCK_SIZE (a cache's >= 1)
-    const bool laneScales = readsLaneScales(
+    const auto laneScaleWords = laneScaleWordsRead(
         *a.weights, LaneScaleOrder{SlotRowOrder::RopePairs, a.headDim, a.splitHalf}, shape);
-    finishSpecialization(spec, *a.weights, laneScales);
+    finishSpecialization(spec, *a.weights, laneScaleWords);
     // Bindings 9 and 12, the fused attention's views of the cache (eight halves per texel)
     // and of the queries.
     auto texels = matrixTexelBindings(a.weights->format);
@@ -326,7 +328,7 @@ void Kernels::qkvRope(CommandRecorder& recorder, const QkvRopeArgs& a, const std
     push.headDim = a.headDim;
     push.maxBlocks = a.kv.maxBlocks;
     push.formatWords = a.weights->formatWords;
-    push.laneScaleWords = laneScales ? a.weights->laneScaleWords : 0;
+    push.laneScaleWords = laneScaleWords;
     push.firstRow = a.firstRow;
     push.attentionStride = a.attentionOutputStride;
     push.attentionScale = 1.0f / std::sqrt(float(a.headDim));
@@ -354,9 +356,9 @@ void Kernels::ffnGateUp(CommandRecorder& recorder, const GateUpArgs& a, const st
     if (a.weights->rows % 2) throw ComputeError("ffn_gateup: odd number of gate+up rows");
     const auto shape = shapeFor(a.tokens, true, *a.weights);
     auto spec = coreSpecialization(shape, a.normWeight != nullptr);
-    const bool laneScales =
-        readsLaneScales(*a.weights, LaneScaleOrder{SlotRowOrder::GateUpPairs}, shape);
-    finishSpecialization(spec, *a.weights, laneScales);
+    const auto laneScaleWords =
+        laneScaleWordsRead(*a.weights, LaneScaleOrder{SlotRowOrder::GateUpPairs}, shape);
+    finishSpecialization(spec, *a.weights, laneScaleWords);
     auto& pipe = pipeline("ffn_gateup_" + matrixShaderSuffix(*a.weights), 4, sizeof(MatvecPush),
                           spec, matrixTexelBindings(a.weights->format));
     MatvecPush push;
@@ -368,7 +370,7 @@ void Kernels::ffnGateUp(CommandRecorder& recorder, const GateUpArgs& a, const st
     push.tokens = a.tokens;
     push.eps = a.eps;
     push.formatWords = a.weights->formatWords;
-    push.laneScaleWords = laneScales ? a.weights->laneScaleWords : 0;
+    push.laneScaleWords = laneScaleWords;
     push.firstRow = a.firstRow;
     recorder.dispatch(
         pipe,

@@ -188,13 +188,15 @@ private:
     };
     MatvecShape shapeFor(std::uint32_t tokens, bool pairs, const DeviceMatrix& weights) const;
     std::vector<std::uint32_t> coreSpecialization(const MatvecShape& shape, bool norm) const;
-    // Whether a kernel reading `weights` in `order` with `shape` reads its lane-scale copy.
-    bool readsLaneScales(const DeviceMatrix& weights, const LaneScaleOrder& order,
-                         const MatvecShape& shape) const;
+    // Where a kernel reading `weights` in `order` with `shape` reads its lane-scale copy: the
+    // copy's first word (DeviceMatrix::laneScaleWords, never 0), else 0.
+    std::uint32_t laneScaleWordsRead(const DeviceMatrix& weights, const LaneScaleOrder& order,
+                                     const MatvecShape& shape) const;
     // Pads the body's constants to id 11, then appends BROADCAST_X (12), the matrix's
-    // ROW_BLOCK (13), INT8_ACTIVATIONS (14), PRESCALE_TOKENS (15) and LANE_SCALES (16).
+    // ROW_BLOCK (13), INT8_ACTIVATIONS (14), PRESCALE_TOKENS (15) and LANE_SCALES (16, where
+    // laneScaleWords is not 0).
     void finishSpecialization(std::vector<std::uint32_t>& spec, const DeviceMatrix& weights,
-                              bool laneScales) const;
+                              std::uint32_t laneScaleWords) const;
     std::uint32_t rowGroups(std::uint32_t rows, const MatvecShape& shape) const;
     // Lanes of an attention workgroup, and whether attention takes the rows layout
     // (attention_rows_body.glsl) for this head size.

@@ -211,7 +211,7 @@ LoadFootprint vulkanLoadFootprint(const models::ModelConfig& c, const models::We
     const std::uint64_t limit = options.maxMatrixChunkBytes ? std::min(device.maxBindingBytes(),
                                                                        options.maxMatrixChunkBytes)
                                                             : device.maxBindingBytes();
-    // The int4 group matrices' lane-scale copies, where this device's kernels read them.
+    // The lane-scale copies of the int4 group and q4_1 matrices, where the kernels read them.
     const bool laneScales =
         options.tuning.value_or(KernelTuning::forDevice(device)).readsLaneScales();
     std::uint64_t largestTransient = 0;
