@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <sstream>
 
 namespace inferscope::cli {
@@ -97,6 +98,16 @@ int runBench(const CommandArgs& args, std::ostream& out) {
     // Per decode row (batch, C): every format's tokens/s, for the note on bytes and speed.
     std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<compute::FormatDecodeSpeed>>
         speedsByRow;
+    // Every format's engine stays loaded, so that the timed repeats can take turns
+    // (runBenchInterleaved): the machine's drift then slows every format alike.
+    struct FormatRun {
+        std::string name;
+        std::unique_ptr<compute::Engine> engine;
+        double weightBytes = 0;
+        double bitsPerWeight = 0;
+        std::vector<std::vector<compute::Cell>> promptRows, decodeRows, kernelRows;
+    };
+    std::vector<FormatRun> runs;
     for (const auto& formatName : formats) {
         auto format = compute::weightFormatFromName(formatName);
         if (!format)
@@ -108,21 +119,21 @@ int runBench(const CommandArgs& args, std::ostream& out) {
             std::max<std::uint32_t>(options.kvCapacityTokens, longest * maxBatch + 64);
         options.maxSequences = std::max(options.maxSequences, maxBatch);
         progress("uploading weights as " + formatName);
-        compute::Engine engine(model, options);
+        auto engine = std::make_unique<compute::Engine>(model, options);
         if (bandwidth == 0) {
             progress("measuring read bandwidth");
-            const auto measured = compute::measureReadBandwidth(engine.context());
+            const auto measured = compute::measureReadBandwidth(engine->context());
             bandwidth = measured.gigabytesPerSecond;
-            device.addRow({std::string("name"), engine.context().info().name});
-            device.addRow({std::string("type"), engine.context().info().type});
+            device.addRow({std::string("name"), engine->context().info().name});
+            device.addRow({std::string("type"), engine->context().info().type});
             device.addRow({std::string("measured read bandwidth (GB/s)"), bandwidth});
             device.addRow({std::string("read bandwidth measured as"), measured.method()});
             progress("measuring the dispatch floor");
             dispatchMicroseconds =
-                compute::measureDispatchFloor(engine.context()).microsecondsPerDispatch;
+                compute::measureDispatchFloor(engine->context()).microsecondsPerDispatch;
             device.addRow({std::string("dispatch floor (us per dispatch)"), dispatchMicroseconds});
             progress("measuring a wait inside one dispatch");
-            const auto spin = compute::measureSpinBarrier(engine.context());
+            const auto spin = compute::measureSpinBarrier(engine->context());
             if (spin.measured)
                 device.addRow({"wait between phases inside one dispatch (us per phase, " +
                                    std::to_string(spin.workgroups) + " workgroups spinning)",
@@ -131,77 +142,94 @@ int runBench(const CommandArgs& args, std::ostream& out) {
                 device.addRow({std::string("wait between phases inside one dispatch"),
                                "not measured: " + spin.reason});
         }
-        const double weightBytes = double(compute::matrixBytesPerDecodeStep(engine));
+        const double weightBytes = double(compute::matrixBytesPerDecodeStep(*engine));
         double parameters = 0;
-        for (const auto& m : engine.weightMatrices())
+        for (const auto& m : engine->weightMatrices())
             if (m.name != "token_embd") parameters += double(m.parameters);
-        const double bitsNumerator = 8.0 * weightBytes;
         device.addRow({"matrix bytes read per step (" + formatName + ")",
                        static_cast<std::int64_t>(weightBytes)});
-        const double bitsPerWeight = parameters > 0 ? bitsNumerator / parameters : 0.0;
+        const double bitsPerWeight = parameters > 0 ? 8.0 * weightBytes / parameters : 0.0;
         device.addRow({"bits per weight (" + formatName + ")", bitsPerWeight});
         std::size_t rounding = 0;
-        for (const auto& m : engine.weightMatrices()) rounding += m.roundsActivations ? 1 : 0;
+        for (const auto& m : engine->weightMatrices()) rounding += m.roundsActivations ? 1 : 0;
         device.addRow({"activations (" + formatName + ")",
-                       rounding == 0 ? std::string("float")
-                                     : "int8 per 32 columns in " + std::to_string(rounding) +
-                                           " of " + std::to_string(engine.weightMatrices().size()) +
-                                           " matrices (--int8-activations)"});
-        for (auto p : prompts) {
-            progress(formatName + ": prompt " + std::to_string(p));
-            auto r = compute::runBench(engine, {.promptTokens = p,
-                                                .decodeTokens = 0,
-                                                .batch = 1,
-                                                .kernelBreakdown = false,
-                                                .repeats = repeats});
-            prompt.addRow({formatName, static_cast<std::int64_t>(p), r.promptTokensPerSecond,
-                           r.promptSeconds * 1e3,
-                           static_cast<std::int64_t>(r.dispatchesPerPrefill)});
-        }
-        bool breakdownDone = a.flag("--no-breakdown");
-        for (auto b : batches) {
-            for (auto c : contexts) {
-                progress(formatName + ": decode batch " + std::to_string(b) + " context " +
-                         std::to_string(c));
-                bool breakdown = !breakdownDone && b == batches.front();
-                auto r = compute::runBench(engine, {.promptTokens = c,
-                                                    .decodeTokens = decodeSteps,
-                                                    .batch = b,
-                                                    .kernelBreakdown = breakdown,
-                                                    .repeats = repeats});
+                       rounding == 0
+                           ? std::string("float")
+                           : "int8 per 32 columns in " + std::to_string(rounding) + " of " +
+                                 std::to_string(engine->weightMatrices().size()) +
+                                 " matrices (--int8-activations)"});
+        runs.push_back({formatName, std::move(engine), weightBytes, bitsPerWeight, {}, {}, {}});
+    }
+    std::vector<compute::Engine*> engines;
+    for (auto& run : runs) engines.push_back(run.engine.get());
+    const std::string turns = runs.size() > 1 ? " (formats taking turns)" : "";
+
+    for (auto p : prompts) {
+        progress("prompt " + std::to_string(p) + turns);
+        const auto results = compute::runBenchInterleaved(engines, {.promptTokens = p,
+                                                                    .decodeTokens = 0,
+                                                                    .batch = 1,
+                                                                    .kernelBreakdown = false,
+                                                                    .repeats = repeats});
+        for (std::size_t f = 0; f < runs.size(); ++f)
+            runs[f].promptRows.push_back(
+                {runs[f].name, static_cast<std::int64_t>(p), results[f].promptTokensPerSecond,
+                 results[f].promptSeconds * 1e3,
+                 static_cast<std::int64_t>(results[f].dispatchesPerPrefill)});
+    }
+    bool breakdownDone = a.flag("--no-breakdown");
+    for (auto b : batches) {
+        for (auto c : contexts) {
+            progress("decode batch " + std::to_string(b) + " context " + std::to_string(c) + turns);
+            const bool breakdown = !breakdownDone && b == batches.front();
+            const auto results =
+                compute::runBenchInterleaved(engines, {.promptTokens = c,
+                                                       .decodeTokens = decodeSteps,
+                                                       .batch = b,
+                                                       .kernelBreakdown = breakdown,
+                                                       .repeats = repeats});
+            for (std::size_t f = 0; f < runs.size(); ++f) {
+                auto& run = runs[f];
+                const auto& r = results[f];
                 // Each step reads every weight once whatever the batch: the bound is per step.
-                double rooflineTokens = bandwidth * 1e9 / weightBytes * b;
+                const double rooflineTokens = bandwidth * 1e9 / run.weightBytes * b;
                 // The bound with the fixed cost of the step's dispatches added to the reads.
                 const double floorMs =
                     double(r.dispatchesPerDecodeStep) * dispatchMicroseconds / 1e3;
-                const double boundTokens = b / (weightBytes / (bandwidth * 1e9) + floorMs / 1e3);
-                decode.addRow({formatName, static_cast<std::int64_t>(b),
-                               static_cast<std::int64_t>(c), r.decodeTokensPerSecond,
-                               r.decodeStepMilliseconds,
-                               static_cast<std::int64_t>(r.dispatchesPerDecodeStep),
-                               weightBytes * r.decodeTokensPerSecond / b / 1e9, rooflineTokens,
-                               100.0 * r.decodeTokensPerSecond / rooflineTokens, floorMs,
-                               boundTokens, 100.0 * r.decodeTokensPerSecond / boundTokens});
-                speedsByRow[{b, c}].push_back({formatName, bitsPerWeight, r.decodeTokensPerSecond,
+                const double boundTokens =
+                    b / (run.weightBytes / (bandwidth * 1e9) + floorMs / 1e3);
+                run.decodeRows.push_back(
+                    {run.name, static_cast<std::int64_t>(b), static_cast<std::int64_t>(c),
+                     r.decodeTokensPerSecond, r.decodeStepMilliseconds,
+                     static_cast<std::int64_t>(r.dispatchesPerDecodeStep),
+                     run.weightBytes * r.decodeTokensPerSecond / b / 1e9, rooflineTokens,
+                     100.0 * r.decodeTokensPerSecond / rooflineTokens, floorMs, boundTokens,
+                     100.0 * r.decodeTokensPerSecond / boundTokens});
+                speedsByRow[{b, c}].push_back({run.name, run.bitsPerWeight, r.decodeTokensPerSecond,
                                                r.slowestDecodeTokensPerSecond});
                 if (breakdown) {
                     double total = 0;
                     for (const auto& k : r.decodeKernels) total += k.microseconds;
                     for (const auto& k : r.decodeKernels)
-                        kernels.addRow({formatName, k.kernel,
-                                        static_cast<std::int64_t>(k.dispatches), k.microseconds,
-                                        total > 0 ? 100.0 * k.microseconds / total : 0.0});
+                        run.kernelRows.push_back(
+                            {run.name, k.kernel, static_cast<std::int64_t>(k.dispatches),
+                             k.microseconds, total > 0 ? 100.0 * k.microseconds / total : 0.0});
                     if (total > 0)
                         kernels.notes.push_back(compute::timestampCostNote(
                             total / 1e3, r.decodeStepMilliseconds, r.dispatchesPerDecodeStep));
-                    breakdownDone = true;
                 }
             }
+            breakdownDone = breakdownDone || breakdown;
         }
-        progress(formatName + ": probe overhead");
-        for (const auto& cost : compute::measureProbeOverhead(engine))
+    }
+    for (auto& run : runs) {
+        for (auto& row : run.promptRows) prompt.addRow(std::move(row));
+        for (auto& row : run.decodeRows) decode.addRow(std::move(row));
+        for (auto& row : run.kernelRows) kernels.addRow(std::move(row));
+        progress(run.name + ": probe overhead");
+        for (const auto& cost : compute::measureProbeOverhead(*run.engine))
             overhead.addRow(
-                {formatName, cost.probe, cost.decodeStepMilliseconds, cost.relativeToNone});
+                {run.name, cost.probe, cost.decodeStepMilliseconds, cost.relativeToNone});
     }
     decode.notes.push_back("roofline = measured read bandwidth / matrix bytes x batch: a decode "
                            "step reads every weight matrix once, whatever the batch.");

@@ -6,6 +6,7 @@
 #include "compute/engine/Engine.hpp"
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,13 @@ struct BenchResult {
 };
 
 BenchResult runBench(Engine& engine, const BenchOptions& options = {});
+// The same measurement on several engines (one per weight format, say), their timed repeats
+// interleaved: repeat r of every engine runs before repeat r + 1 of any. A shared machine's
+// speed drifts by 1.5x within minutes; run one engine's repeats after another's and the drift
+// decides which is faster, interleaved it slows every engine's repeats alike. Each engine is
+// warmed up once before the first repeat, and profiled (kernelBreakdown) after the last.
+std::vector<BenchResult> runBenchInterleaved(std::span<Engine* const> engines,
+                                             const BenchOptions& options);
 
 // Bytes of weight matrices one decode step reads: every projection and the output head once
 // (the tied head included), but only one row of the embedding table, which is left out.
