@@ -1,5 +1,6 @@
-// Weight format int4-row: 4-bit codes c = q + 8 (q in -7..7), w = (c - 8) * scale,
-// one fp16 scale per output row.
+// Weight formats int4-row and int4-tensor: 4-bit codes c = q + 8 (q in -7..7),
+// w = (c - 8) * scale, one fp16 scale per output row (int4-tensor repeats its tensor's scale on
+// every row, so a fused Q|K|V keeps each tensor's own).
 // A row is one block (see dequant_int8_row.glsl).
 #define WEIGHT_BLOCK 65536
 #define CODE_BITS 4

@@ -1,4 +1,6 @@
-// Weight format int8-row: int8 codes q (-127..127), w = q * scale, one fp16 scale per output row.
+// Weight formats int8-row and int8-tensor: int8 codes q (-127..127), w = q * scale, one fp16
+// scale per output row (int8-tensor repeats its tensor's scale on every row, so a fused Q|K|V
+// keeps each tensor's own).
 // A row is one block: the broadcast path of matvec_core.glsl steps in chunks that never
 // cross a row (rows are padded to a multiple of 4 x WG), so a chunk's scale is its row's.
 #define WEIGHT_BLOCK 65536

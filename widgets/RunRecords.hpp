@@ -9,7 +9,7 @@ using compute::ActivationRecord;
 using compute::ActivationRecordPtr;
 using compute::CachingComparison;
 using compute::CachingComparisonPtr;
-using compute::KernelSample;
+using compute::KernelTime;
 using compute::KvSample;
 using compute::ModelRecord;
 using compute::ModelRecordPtr;

@@ -8,6 +8,7 @@
 //   ffn_gateup RMSNorm + gate and up projections + SwiGLU
 //   ffn_down   down projection added into the residual stream (+ residual max |h| probe)
 // plus the embedding lookup, the final norm + output head, and argmax per step.
+#include "compute/engine/KernelTime.hpp"
 #include "compute/engine/Kernels.hpp"
 #include "compute/engine/KvCache.hpp"
 #include "compute/formats/RowChunkedMatrix.hpp"
@@ -72,12 +73,6 @@ struct SequenceOutput {
     std::uint32_t length = 0;         // positions in the sequence after this step
     std::vector<float> logits;        // rows of vocab: last position, or every new one
     std::vector<std::int32_t> argmax; // one per row of logits
-};
-
-struct KernelTime {
-    std::string kernel; // "qkv_rope", "attention", ...
-    std::uint32_t dispatches = 0;
-    double microseconds = 0.0;
 };
 
 struct StepProbes {
@@ -269,6 +264,9 @@ private:
                   std::vector<float>& logits, std::vector<std::int32_t>& argmax, StepProbes& probes,
                   bool firstChunk);
     void uploadBlockTables(const std::vector<SequenceId>& sequences);
+    // After a chunk's submission: the probes it recorded (EngineProbes.cpp).
+    void readBackProbes(const CommandRecorder& recorder, std::uint32_t rows, std::size_t firstRow,
+                        StepProbes& probes);
 
     models::ModelConfig config_;
     EngineOptions options_;

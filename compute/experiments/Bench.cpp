@@ -134,16 +134,7 @@ BenchResult finishRun(BenchRun& run, const BenchOptions& options) {
         const std::uint32_t steps = std::max<std::uint32_t>(1, std::min(options.decodeTokens, 8u));
         for (std::uint32_t i = 0; i < steps; ++i) {
             step = engine.step(decodeBatch(step));
-            for (const auto& k : step.probes.kernels) {
-                auto found = std::find_if(result.decodeKernels.begin(), result.decodeKernels.end(),
-                                          [&](const auto& e) { return e.kernel == k.kernel; });
-                if (found == result.decodeKernels.end()) {
-                    result.decodeKernels.push_back({k.kernel, 0, 0.0});
-                    found = result.decodeKernels.end() - 1;
-                }
-                found->dispatches += k.dispatches;
-                found->microseconds += k.microseconds;
-            }
+            addKernelTimes(result.decodeKernels, step.probes.kernels);
         }
         for (auto& k : result.decodeKernels) {
             k.dispatches /= steps;

@@ -55,15 +55,15 @@ Table kernelTimingsTable(const RunRecord& run) {
                 order.push_back(k.kernel);
     double decodeTotal = 0;
     for (const auto& k : run.decodeKernels) decodeTotal += k.microseconds;
-    auto find = [](const std::vector<KernelSample>& list,
-                   const std::string& name) -> const KernelSample* {
+    auto find = [](const std::vector<KernelTime>& list,
+                   const std::string& name) -> const KernelTime* {
         auto it = std::find_if(list.begin(), list.end(),
-                               [&](const KernelSample& k) { return k.kernel == name; });
+                               [&](const KernelTime& k) { return k.kernel == name; });
         return it == list.end() ? nullptr : &*it;
     };
     // The total holds every profiled decode step, one per recorded step time.
     const auto decodeSteps = static_cast<double>(run.stepSeconds.size());
-    const KernelSample none;
+    const KernelTime none;
     for (const auto& name : order) {
         const auto* prefill = find(run.prefillKernels, name);
         const auto* decode = find(run.decodeKernels, name);

@@ -13,42 +13,17 @@ namespace {
 using models::QuantScheme;
 using models::TensorType;
 
-// The weight formats. The names of lab schemes are models::QuantSchemeSpec::name()'s (a test
-// checks they agree); the shader stems are the build's dequant_<shader>.glsl (a test checks
-// every kernel variant is embedded).
+// The rows of compute/formats/WeightFormatTable.def, in its order.
+// clang-format off
+#define WEIGHT_FORMAT(format, shader, grouping, name, alias, bits, rowBits, packer, scheme,       \
+                      stored, int8Path)                                                         \
+    {WeightFormat::format, name, alias, #shader, bits, rowBits, WeightPacker::packer, scheme,    \
+     stored, std::string_view(#grouping) == "ALIGNED", int8Path},
+// clang-format on
 const WeightFormatInfo kFormats[] = {
-    // format, name, alias, shader, bits, row scale bits, packer, lab scheme, stored type, aligned,
-    // int8 activation path
-    {WeightFormat::F32, "fp32", "f32", "f32", 32.0, 0.0, WeightPacker::Float32,
-     models::QuantSchemeSpec{QuantScheme::Fp32, 0}, TensorType::F32, false, false},
-    {WeightFormat::F16, "fp16", "f16", "f16", 16.0, 0.0, WeightPacker::Float16,
-     models::QuantSchemeSpec{QuantScheme::Fp16, 0}, TensorType::F16, false, false},
-    {WeightFormat::Int8Tensor, "int8-tensor", "", "int8_tensor", 8.0, 16.0, WeightPacker::LabScheme,
-     models::QuantSchemeSpec{QuantScheme::Int8PerTensor, 0}, std::nullopt, false, false},
-    {WeightFormat::Int8Row, "int8-row", "", "int8_row", 8.0, 16.0, WeightPacker::LabScheme,
-     models::QuantSchemeSpec{QuantScheme::Int8PerRow, 0}, std::nullopt, false, false},
-    {WeightFormat::Int4Tensor, "int4-tensor", "", "int4_tensor", 4.0, 16.0, WeightPacker::LabScheme,
-     models::QuantSchemeSpec{QuantScheme::Int4PerTensor, 0}, std::nullopt, false, true},
-    {WeightFormat::Int4Row, "int4-row", "", "int4_row", 4.0, 16.0, WeightPacker::LabScheme,
-     models::QuantSchemeSpec{QuantScheme::Int4PerRow, 0}, std::nullopt, false, true},
-    {WeightFormat::Int4G128, "int4-g128", "int4-group", "int4_g128", 4.0 + 16.0 / 128, 0.0,
-     WeightPacker::LabScheme, models::QuantSchemeSpec{QuantScheme::Int4PerGroup, 128}, std::nullopt,
-     true, true},
-    {WeightFormat::Int4G64, "int4-g64", "", "int4_g64", 4.0 + 16.0 / 64, 0.0,
-     WeightPacker::LabScheme, models::QuantSchemeSpec{QuantScheme::Int4PerGroup, 64}, std::nullopt,
-     true, true},
-    {WeightFormat::Nf4, "nf4-b64", "nf4", "nf4", 4.0 + 16.0 / 64, 0.0, WeightPacker::LabScheme,
-     models::QuantSchemeSpec{QuantScheme::Nf4, 64}, std::nullopt, true, false},
-    // GGUF's Q8_0 with the scale widened to f32 (the file's fp16 scales convert exactly).
-    {WeightFormat::Q8_0, "q8_0", "", "q8_0", 8.0 + 32.0 / 32, 0.0, WeightPacker::GgmlBlocks,
-     std::nullopt, TensorType::Q8_0, false, false},
-    {WeightFormat::Q4_0, "q4_0", "", "q4_0", 4.0 + 16.0 / 32, 0.0, WeightPacker::GgmlBlocks,
-     std::nullopt, TensorType::Q4_0, false, true},
-    {WeightFormat::Q4_1, "q4_1", "", "q4_1", 4.0 + 32.0 / 32, 0.0, WeightPacker::GgmlBlocks,
-     std::nullopt, TensorType::Q4_1, false, true},
-    {WeightFormat::AsStored, "as-stored", "", "", 0.0, 0.0, WeightPacker::PerMatrix,
-     models::QuantSchemeSpec{QuantScheme::AsStored, 0}, std::nullopt, false, false},
+#include "compute/formats/WeightFormatTable.def"
 };
+#undef WEIGHT_FORMAT
 
 } // namespace
 

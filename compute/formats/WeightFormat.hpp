@@ -1,9 +1,10 @@
 #pragma once
-// How a weight matrix is stored on the GPU, and the one table of weight formats: each row
-// names the format (the one name the CLI, the GUI and JSON use), its bits per weight, its host
-// packer, its shader include (shaders/dequant_<shader>.glsl, from which the build generates
-// every matrix kernel for it) and the lab quantizer (models/WeightQuantizer) that computes the
-// same values. A new format is one row here, one packer and one include; nothing else changes.
+// How a weight matrix is stored on the GPU, and the one table of weight formats
+// (compute/formats/WeightFormatTable.def): each row names the format (the one name the CLI, the
+// GUI and JSON use), its bits per weight, its host packer, its shader include
+// (shaders/dequant_<shader>.glsl, from which the build generates every matrix kernel for it) and
+// the lab quantizer (models/WeightQuantizer) that computes the same values. A new format is one
+// row there, one packer and one include; nothing else changes.
 #include "compute/vulkan/Buffer.hpp"
 #include "models/quant/WeightQuantizer.hpp"
 

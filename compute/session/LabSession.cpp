@@ -50,25 +50,6 @@ std::size_t completeUtf8Prefix(const std::string& bytes) {
     return end;
 }
 
-std::vector<KernelSample> kernelSamples(const std::vector<KernelTime>& kernels) {
-    std::vector<KernelSample> samples;
-    for (const auto& k : kernels) samples.push_back({k.kernel, k.dispatches, k.microseconds});
-    return samples;
-}
-
-void addKernels(std::vector<KernelSample>& total, const std::vector<KernelTime>& step) {
-    for (const auto& k : step) {
-        auto found = std::find_if(total.begin(), total.end(),
-                                  [&](const auto& t) { return t.kernel == k.kernel; });
-        if (found == total.end()) {
-            total.push_back({k.kernel, k.dispatches, k.microseconds});
-        } else {
-            found->dispatches += k.dispatches;
-            found->microseconds += k.microseconds;
-        }
-    }
-}
-
 std::uint64_t sum(const std::vector<std::uint64_t>& values) {
     std::uint64_t total = 0;
     for (auto v : values) total += v;
@@ -386,7 +367,7 @@ RunRecordPtr LabSession::generate(const GenerationRequest& request, const Genera
             live.prefillSeconds = seconds;
             if (vulkan) {
                 const auto& probes = vulkan->lastProbes();
-                live.prefillKernels = kernelSamples(probes.kernels);
+                live.prefillKernels = probes.kernels;
                 if (request.collectActivations && !probes.residualMax.empty()) {
                     activationRecord = std::make_shared<ActivationRecord>();
                     activationRecord->maxAbsPerLayer = probes.residualMax;
@@ -413,8 +394,8 @@ RunRecordPtr LabSession::generate(const GenerationRequest& request, const Genera
         } else {
             live.stepSeconds.push_back(seconds);
             if (vulkan) {
-                live.decodeKernels = kernelSamples(vulkan->lastProbes().kernels);
-                addKernels(live.decodeKernelsTotal, vulkan->lastProbes().kernels);
+                live.decodeKernels = vulkan->lastProbes().kernels;
+                addKernelTimes(live.decodeKernelsTotal, vulkan->lastProbes().kernels);
             }
         }
         // The backend holds the prompt and the tokens before this one.

@@ -3,6 +3,7 @@
 // CLI's tables). A record never changes after it is made, so it can cross threads as a
 // shared_ptr<const ...> and a panel can keep it.
 #include "compute/Table.hpp"
+#include "compute/engine/KernelTime.hpp"
 #include "compute/experiments/ActivationReport.hpp"
 #include "models/ModelConfig.hpp"
 #include "models/reference/OperationCounts.hpp"
@@ -34,13 +35,6 @@ struct KvSample {
     std::uint32_t usedBlocks = 0;     // blocks in use (paged caches only)
 };
 
-// One kernel's share of a step, as the GPU timestamps measured it (profiling mode).
-struct KernelSample {
-    std::string kernel;
-    std::uint32_t dispatches = 0;
-    double microseconds = 0;
-};
-
 // One generation, complete or so far (a streaming run sends growing copies).
 struct RunRecord {
     std::string backend;
@@ -57,7 +51,7 @@ struct RunRecord {
     std::vector<std::uint64_t> kvUsedPerLayer, kvAllocatedPerLayer;
     // Per-kernel GPU time of the prefill and of the last decode step (profiling on only), and
     // summed over every decode step.
-    std::vector<KernelSample> prefillKernels, decodeKernels, decodeKernelsTotal;
+    std::vector<KernelTime> prefillKernels, decodeKernels, decodeKernelsTotal;
     // For the kernel panel's bandwidth figure (0: not known for this run): the weight bytes
     // the matrix kernels read in one decode step, and the device's measured read bandwidth.
     std::uint64_t decodeWeightBytes = 0;

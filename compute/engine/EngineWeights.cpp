@@ -1,0 +1,241 @@
+// Weight residency of the Engine: which GPU format each matrix takes, packing the host
+// weights (the file's own blocks where a format reads them as stored) and uploading them in
+// row chunks, and re-packing in place when the format changes.
+#include "compute/engine/EngineParts.hpp"
+#include "compute/formats/GpuWeightPacking.hpp"
+#include "compute/formats/LaneScaleLayout.hpp"
+
+#include <algorithm>
+
+namespace inferscope::compute {
+
+WeightFormat Engine::resolvedFormat(const std::vector<std::string>& names,
+                                    WeightFormat format) const {
+    return resolveWeightFormat(store_.get(), names, format);
+}
+
+std::uint64_t Engine::matrixChunkLimit() const {
+    const std::uint64_t limit = context_->info().maxBindingBytes();
+    return options_.maxMatrixChunkBytes ? std::min(limit, options_.maxMatrixChunkBytes) : limit;
+}
+
+RowChunkedMatrix Engine::uploadFused(const std::vector<std::string>& names, std::uint32_t cols,
+                                     std::uint32_t expectedRows, WeightFormat format,
+                                     const std::string& label, std::uint32_t rowGranule,
+                                     bool gateUpPairs, LaneScaleOrder laneOrder) {
+    const auto chosen = resolvedFormat(names, format);
+    const bool blockFormat = chosen == WeightFormat::Q4_0 || chosen == WeightFormat::Q4_1 ||
+                             chosen == WeightFormat::Q8_0;
+    std::vector<std::vector<float>> owned(names.size());
+    std::vector<MatrixPart> parts;
+    std::uint32_t rows = 0;
+    for (std::size_t i = 0; i < names.size(); ++i) {
+        const auto* stored = store_ ? store_->find(names[i]) : nullptr;
+        MatrixPart part;
+        std::uint64_t elements = 0;
+        if (blockFormat && stored && formatReadsStoredType(chosen, stored->type)) {
+            part.stored = stored; // the file's own codes and scales
+            elements = stored->elements();
+        } else if (store_) {
+            owned[i] = store_->dequantized(names[i]);
+            part.values = owned[i];
+            elements = part.values.size();
+        } else {
+            auto found = hostWeights_->find(names[i]);
+            if (found == hostWeights_->end())
+                throw ComputeError("weight '" + names[i] + "' is missing");
+            part.values = found->second;
+            elements = part.values.size();
+        }
+        if (elements % cols != 0)
+            throw ComputeError("weight '" + names[i] + "' has " + std::to_string(elements) +
+                               " values, not rows of " + std::to_string(cols));
+        part.rows = std::uint32_t(elements / cols);
+        rows += part.rows;
+        parts.push_back(part);
+    }
+    if (rows != expectedRows)
+        throw ComputeError("weight '" + names.front() + "' has " +
+                           std::to_string(std::uint64_t(rows) * cols) + " values, expected " +
+                           std::to_string(std::uint64_t(expectedRows) * cols));
+
+    RowChunkedMatrix matrix;
+    matrix.format = chosen;
+    matrix.rows = rows;
+    matrix.cols = cols;
+    const auto ranges =
+        planMatrixChunks(chosen, rows, cols, matrixChunkLimit(), rowGranule, gateUpPairs, label);
+    // Output rows: a gate|up chunk of n outputs holds 2n stored rows.
+    const std::uint32_t outputRows = gateUpPairs ? rows / 2 : rows;
+    const std::uint32_t rowsPerOutput = gateUpPairs ? 2 : 1;
+    auto chunkLabel = [&](const RowRange& range, bool whole) {
+        return whole ? label
+                     : label + " rows " + std::to_string(range.first) + "-" +
+                           std::to_string(range.first + range.count - 1);
+    };
+    const auto packer = weightFormatInfo(chosen).packer;
+    if (packer == WeightPacker::Float32 || packer == WeightPacker::Float16) {
+        // Plain floats: rows are independent, so each chunk packs from its own rows.
+        std::vector<float> joined;
+        std::span<const float> values = parts[0].values;
+        if (parts.size() > 1) {
+            joined.reserve(std::uint64_t(rows) * cols);
+            for (const auto& part : parts)
+                joined.insert(joined.end(), part.values.begin(), part.values.end());
+            values = joined;
+        }
+        for (const auto& range : ranges) {
+            const auto rowsOf = [&](std::uint32_t first) {
+                return values.subspan(std::uint64_t(first) * cols,
+                                      std::uint64_t(range.count) * cols);
+            };
+            std::vector<float> pair;
+            std::span<const float> chunk = values; // one chunk: the whole matrix
+            if (ranges.size() > 1) {
+                chunk = rowsOf(range.first);
+                if (gateUpPairs) {
+                    const auto up = rowsOf(outputRows + range.first);
+                    pair.assign(chunk.begin(), chunk.end());
+                    pair.insert(pair.end(), up.begin(), up.end());
+                    chunk = pair;
+                }
+            }
+            matrix.chunks.push_back(uploadMatrix(*context_, chunk, range.count * rowsPerOutput,
+                                                 cols, chosen,
+                                                 chunkLabel(range, ranges.size() == 1)));
+            matrix.firstRows.push_back(range.first);
+        }
+        return matrix;
+    }
+    const auto packed = packForGpu(chosen, parts, cols);
+    // The lane-scale copy where the kernels read one and the chunk still fits a binding.
+    auto upload = [&](const GpuPackedMatrix& chunk, const std::string& chunkName) {
+        const bool copy =
+            kernels_->tuning().readsLaneScales() &&
+            laneScaleCopyWords(chunk.format, chunk.rows, chunk.cols, matrixChunkLimit()) != 0;
+        return uploadPacked(*context_, chunk, chunkName, std::nullopt, copy ? &laneOrder : nullptr);
+    };
+    if (ranges.size() == 1) {
+        matrix.chunks.push_back(upload(packed, label));
+        matrix.firstRows.push_back(0);
+        return matrix;
+    }
+    for (const auto& range : ranges) {
+        std::vector<RowRange> stacked{range};
+        if (gateUpPairs) stacked.push_back({outputRows + range.first, range.count});
+        matrix.chunks.push_back(upload(stackPackedRows(packed, stacked), chunkLabel(range, false)));
+        matrix.firstRows.push_back(range.first);
+    }
+    return matrix;
+}
+
+void Engine::uploadMatrices() {
+    const auto& c = config_;
+    const auto format = options_.weightFormat;
+    const std::uint32_t qDim = c.heads * c.headDim, kvDim = c.kvHeads * c.headDim;
+    auto& b = *buffers_;
+    // Free the previous matrices first, so a switch never holds two formats at once.
+    for (auto& layer : layers_) {
+        layer.qkv = {};
+        layer.output = {};
+        layer.gateUp = {};
+        layer.down = {};
+    }
+    b.embedding = {};
+    b.outputHead = {};
+    matrixInfo_.clear();
+    std::uint64_t bytes = 0;
+    auto keep = [&](RowChunkedMatrix matrix, const std::string& name) {
+        matrixInfo_.push_back({name, matrix.format, std::uint64_t(matrix.rows) * matrix.cols,
+                               matrix.bytes(), matrix.bytesRead(), matrix.chunkCount(),
+                               !matrix.empty() && kernels_->roundsActivations(matrix.chunks[0])});
+        bytes += matrix.bytes();
+        return matrix;
+    };
+    auto name = [](std::uint32_t l, const char* suffix) { return layerName(l, suffix); };
+    for (std::uint32_t l = 0; l < c.layers; ++l) {
+        auto& layer = layers_[l];
+        layer.qkv =
+            keep(uploadFused(
+                     {name(l, "attn_q.weight"), name(l, "attn_k.weight"), name(l, "attn_v.weight")},
+                     c.hiddenSize, qDim + 2 * kvDim, format, name(l, "attn_qkv"), c.headDim, false,
+                     {SlotRowOrder::RopePairs, c.headDim,
+                      c.ropePairing == models::RopePairing::SplitHalf}),
+                 name(l, "attn_qkv"));
+        layer.output = keep(uploadFused({name(l, "attn_output.weight")}, qDim, c.hiddenSize, format,
+                                        name(l, "attn_output")),
+                            name(l, "attn_output"));
+        layer.gateUp = keep(uploadFused({name(l, "ffn_gate.weight"), name(l, "ffn_up.weight")},
+                                        c.hiddenSize, 2 * c.ffnSize, format, name(l, "ffn_gateup"),
+                                        1, true, {SlotRowOrder::GateUpPairs}),
+                            name(l, "ffn_gateup"));
+        layer.down = keep(uploadFused({name(l, "ffn_down.weight")}, c.ffnSize, c.hiddenSize, format,
+                                      name(l, "ffn_down")),
+                          name(l, "ffn_down"));
+    }
+    // The embedding lookup reads one row per token, so the table's format costs memory, not
+    // time: it stays f16 (f32 when the matrices are f32), which needs no quantized embed
+    // kernels; the output head (~20% of decode reads) gets its own copy in the format.
+    const auto headFormat = resolvedFormat({"token_embd.weight"}, format);
+    const auto tableFormat =
+        headFormat == WeightFormat::F32 ? WeightFormat::F32 : WeightFormat::F16;
+    b.embedding = keep(
+        uploadFused({"token_embd.weight"}, c.hiddenSize, c.vocabSize, tableFormat, "token_embd"),
+        "token_embd");
+    const bool hasOutput =
+        store_ ? store_->contains("output.weight") : hostWeights_->count("output.weight") != 0;
+    if (hasOutput) {
+        b.outputHead = keep(
+            uploadFused({"output.weight"}, c.hiddenSize, c.vocabSize, format, "output"), "output");
+    } else if (!c.tiedEmbeddings) {
+        throw ComputeError("weight 'output.weight' is missing and embeddings are not tied");
+    } else if (headFormat != tableFormat) {
+        b.outputHead = keep(uploadFused({"token_embd.weight"}, c.hiddenSize, c.vocabSize,
+                                        headFormat, "output (tied)"),
+                            "output (tied)");
+    }
+    weightBytes_ = vectorBytes_ + bytes;
+}
+
+void Engine::setWeightFormat(WeightFormat format) {
+    if (format == options_.weightFormat) return;
+    reset();
+    const auto previous = options_.weightFormat;
+    // Fresh pipelines: descriptor sets are cached by buffer handle, and a new buffer may
+    // reuse a freed one's handle.
+    const KernelTuning tuning = kernels_->tuning();
+    kernels_.reset();
+    kernels_ = std::make_unique<Kernels>(*context_, tuning);
+    try {
+        options_.weightFormat = format;
+        uploadMatrices();
+    } catch (...) {
+        options_.weightFormat = previous;
+        uploadMatrices();
+        throw;
+    }
+    context_->resetPeak();
+}
+
+std::string Engine::weightFormatLabel() const {
+    std::string label(weightFormatName(weightFormat()));
+    if (weightFormat() == WeightFormat::AsStored) {
+        std::vector<std::pair<WeightFormat, std::uint64_t>> used; // format, parameters
+        for (const auto& m : matrixInfo_) {
+            if (m.name == "token_embd") continue; // the lookup table: f16 or f32 in any format
+            auto found = std::find_if(used.begin(), used.end(),
+                                      [&](const auto& u) { return u.first == m.format; });
+            if (found == used.end())
+                used.push_back({m.format, m.parameters});
+            else
+                found->second += m.parameters;
+        }
+        std::stable_sort(used.begin(), used.end(),
+                         [](const auto& a, const auto& b) { return a.second > b.second; });
+        for (std::size_t i = 0; i < used.size(); ++i)
+            label += (i == 0 ? ": " : " + ") + std::string(weightFormatName(used[i].first));
+    }
+    return label + (roundsActivations() ? ", int8 activations" : "");
+}
+
+} // namespace inferscope::compute
