@@ -152,4 +152,10 @@ nlohmann::json toJson(const Table& table) {
             {"notes", table.notes}};
 }
 
+std::string fixed(double value, int digits) {
+    char text[64];
+    std::snprintf(text, sizeof text, "%.*f", digits, value);
+    return text;
+}
+
 } // namespace inferscope::compute

@@ -42,5 +42,7 @@ nlohmann::json toJson(const Table& table);
 // Formats 23040 as "23,040" (thousands separators, as the chapter prints numbers).
 std::string groupThousands(std::int64_t value);
 std::string humanBytes(double bytes); // "92.4 MiB"
+// value with `digits` digits after the point ("%.*f"), for the figures in notes and captions.
+std::string fixed(double value, int digits);
 
 } // namespace inferscope::compute

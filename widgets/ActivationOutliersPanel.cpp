@@ -1,6 +1,7 @@
 #include "widgets/ActivationOutliersPanel.hpp"
 
 #include "widgets/LabJobs.hpp"
+#include "widgets/LabSelection.hpp"
 #include "widgets/TableModel.hpp"
 
 #include <QHBoxLayout>
@@ -58,11 +59,11 @@ QString binLabel(std::int64_t lowerEdge) {
 } // namespace
 
 ActivationOutliersPanel::ActivationOutliersPanel(QWidget* parent)
-    : ChartPanel("activation-outliers", tr("Activation outliers"),
-                 tr("For each dimension of the residual stream, the largest |h| it reached over "
-                    "the prompt, counted in doubling bins; the persistence table follows the "
-                    "largest dimensions through the layers."),
-                 parent),
+    : LabPanel("activation-outliers", tr("Activation outliers"),
+               tr("For each dimension of the residual stream, the largest |h| it reached over "
+                  "the prompt, counted in doubling bins; the persistence table follows the "
+                  "largest dimensions through the layers."),
+               parent),
       histogram_(new TableModel(this)), outliers_(new TableModel(this)),
       persistence_(new TableModel(this)) {
     // Each bar is labelled with the exponent of its bin's lower edge (see binLabel).
@@ -163,7 +164,7 @@ void ActivationOutliersPanel::rebuildHistogram() {
         activationHistogram(record_->maxAbsPerLayer, static_cast<std::uint32_t>(layer)));
 }
 
-const compute::experiments::ActivationPanelTables* ActivationOutliersPanel::precomputed() const {
+const compute::ActivationPanelTables* ActivationOutliersPanel::precomputed() const {
     if (!record_ || !record_->panelTables) return nullptr;
     const auto& tables = *record_->panelTables;
     if (tables.topDimensions != kTopDimensions ||
@@ -215,9 +216,17 @@ void ActivationOutliersPanel::rebuildChart() {
             .arg(record_->positions));
 }
 
-void ActivationOutliersPanel::subscribe(const LabJobs& jobs) {
-    connect(&jobs, &LabJobs::activationsUpdated, this, &ActivationOutliersPanel::setActivations);
-    connect(&jobs, &LabJobs::modelLoaded, this, [this] { setActivations(nullptr); });
+void ActivationOutliersPanel::attach(const PanelContext& context) {
+    auto* selection = context.selection;
+    connect(context.jobs, &LabJobs::activationsUpdated, this,
+            [this, selection](const ActivationRecordPtr& record) {
+                setActivations(record);
+                // The panel had no layers before its data: now it can show the selected one.
+                setLayer(selection->layer());
+            });
+    connect(context.jobs, &LabJobs::modelLoaded, this, [this] { setActivations(nullptr); });
+    connect(this, &ActivationOutliersPanel::layerChanged, selection, &LabSelection::setLayer);
+    connect(selection, &LabSelection::layerChanged, this, &ActivationOutliersPanel::setLayer);
 }
 
 } // namespace inferscope::widgets

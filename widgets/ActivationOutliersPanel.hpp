@@ -3,7 +3,8 @@
 // the prompt, as a histogram on octave bins (experiments::activationHistogram, the same table
 // `inferscope-cli report activations` prints), the per-layer outlier table and the persistence
 // heat map. The panel only draws.
-#include "widgets/ChartPanel.hpp"
+#include "compute/experiments/quantization/ActivationReport.hpp"
+#include "widgets/LabPanel.hpp"
 #include "widgets/RunRecords.hpp"
 
 #include <span>
@@ -22,7 +23,7 @@ using compute::experiments::activationHistogram;
 using compute::experiments::activationLayers;
 using compute::experiments::outlierPersistence;
 
-class ActivationOutliersPanel : public ChartPanel {
+class ActivationOutliersPanel : public LabPanel {
     Q_OBJECT
 public:
     enum Series { Histogram };
@@ -30,7 +31,7 @@ public:
 
     explicit ActivationOutliersPanel(QWidget* parent = nullptr);
     // Follows the lab's jobs by itself: each run's prompt activations; cleared when a model loads.
-    void subscribe(const LabJobs& jobs);
+    void attach(const PanelContext& context) override;
     void setActivations(ActivationRecordPtr record);
     void setLayer(int layer);
     int layer() const;
@@ -46,7 +47,7 @@ private:
     void rebuildHistogram();
     void rebuildChart();
     // The record's ready tables when they were made for this panel's K, else null.
-    const compute::experiments::ActivationPanelTables* precomputed() const;
+    const compute::ActivationPanelTables* precomputed() const;
 
     ActivationRecordPtr record_;
     std::int64_t topEdge_ = 1; // the upper edge of the largest bin over every layer

@@ -1,5 +1,6 @@
 #include "widgets/AttentionCostPanel.hpp"
 
+#include "compute/experiments/attention/AttentionHeadLab.hpp"
 #include "widgets/TableModel.hpp"
 
 #include <QComboBox>
@@ -15,12 +16,12 @@
 namespace inferscope::widgets {
 
 AttentionCostPanel::AttentionCostPanel(QWidget* parent)
-    : ChartPanel("attention-cost", tr("One attention head, cached vs uncached"),
-                 tr("One generation step of a single attention head (dimension 64) on the "
-                    "device: without a cache the whole n x n score matrix is rebuilt, written "
-                    "and read; with it only the new token's 1 x n row. Both checked against "
-                    "a CPU loop."),
-                 parent),
+    : LabPanel("attention-cost", tr("One attention head, cached vs uncached"),
+               tr("One generation step of a single attention head (dimension 64) on the "
+                  "device: without a cache the whole n x n score matrix is rebuilt, written "
+                  "and read; with it only the new token's 1 x n row. Both checked against "
+                  "a CPU loop."),
+               parent),
       model_(new TableModel(this)) {
     setAxis(Qt::Horizontal, tr("sequence length n (log scale)"), AxisScale::Log);
     setAxis(Qt::Vertical, tr("time per step (ms, log scale)"), AxisScale::Log);
@@ -37,10 +38,10 @@ AttentionCostPanel::AttentionCostPanel(QWidget* parent)
     maxLength_->setToolTip(tr("The longest sequence measured (its score matrix is n x n x 4 "
                               "bytes: 64 MiB at 4,096)"));
     row->addWidget(maxLength_);
-    run_ = new QPushButton(tr("Time one head"), this);
-    run_->setObjectName("attentionRun");
-    row->addWidget(run_);
-    row->addStretch(1);
+    controls_ = new JobControls(this, "attention", tr("Time one head"), false);
+    row->addWidget(controls_->runButton());
+    row->addWidget(controls_->cancelButton());
+    row->addWidget(controls_->progressLabel(), 1);
     extrasLayout()->addLayout(row);
     auto* view = new QTableView(this);
     view->setObjectName("attentionTable");
@@ -49,13 +50,35 @@ AttentionCostPanel::AttentionCostPanel(QWidget* parent)
     view->verticalHeader()->hide();
     view->setMaximumHeight(170);
     extrasLayout()->addWidget(view);
-    connect(run_, &QPushButton::clicked, this, [this] { emit runRequested(lengths()); });
+    connect(controls_->runButton(), &QPushButton::clicked, this, [this] { run(lengths()); });
+    connect(controls_, &JobControls::ended, this, [this](bool ok, const QString& error) {
+        emit jobEnded(tr("Attention head timing"), ok, error);
+    });
     connect(model_, &QAbstractItemModel::modelReset, this, &AttentionCostPanel::rebuild);
     rebuild();
 }
 
-void AttentionCostPanel::subscribe(const LabJobs& jobs) {
-    connect(&jobs, &LabJobs::attentionHeadReady, this, &AttentionCostPanel::setTables);
+void AttentionCostPanel::attach(const PanelContext& context) {
+    controls_->attach(*context.jobs);
+    context.jobs->listen<compute::experiments::AttentionHeadLab>(
+        this, [this](const compute::experiments::AttentionHeadLab::Result& result) {
+            setTables(compute::experiments::AttentionHeadLab::tables(result));
+        });
+}
+
+quint64 AttentionCostPanel::run(const std::vector<std::uint32_t>& lengths) {
+    if (lengths.empty()) return 0;
+    compute::experiments::AttentionHeadRequest request;
+    request.options.lengths = lengths;
+    return controls_->run([&](LabJobs& jobs) {
+        return jobs.runLab<compute::experiments::AttentionHeadLab>(request);
+    });
+}
+
+std::optional<quint64> AttentionCostPanel::runScripted() {
+    std::vector<std::uint32_t> lengths;
+    for (std::uint32_t n = 256; n <= kScriptMaxLength; n *= 2) lengths.push_back(n);
+    return run(lengths);
 }
 
 std::vector<std::uint32_t> AttentionCostPanel::lengths() const {
@@ -65,13 +88,8 @@ std::vector<std::uint32_t> AttentionCostPanel::lengths() const {
     return all;
 }
 
-void AttentionCostPanel::setTables(const TablesPtr& tables) {
-    model_->setTable(tables && !tables->empty() ? tables->front() : compute::Table{});
-}
-
-void AttentionCostPanel::setRunning(bool running) {
-    run_->setEnabled(!running);
-    run_->setText(running ? tr("Timing…") : tr("Time one head"));
+void AttentionCostPanel::setTables(const std::vector<compute::Table>& tables) {
+    model_->setTable(!tables.empty() ? tables.front() : compute::Table{});
 }
 
 std::vector<compute::Table> AttentionCostPanel::dataTables() const {

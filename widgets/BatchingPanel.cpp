@@ -23,14 +23,14 @@ double cellNumber(const compute::Table& table, std::size_t row, const char* colu
 } // namespace
 
 BatchingPanel::BatchingPanel(QWidget* parent)
-    : ChartPanel("batching", tr("Batching"),
-                 tr("B sequences decode one token per step together. Throughput (tokens/s) and "
-                    "each request's latency (ms per token) as multiples of B = 1: batching "
-                    "makes the server better and every user worse. Dashed: the roofline's "
-                    "throughput if each step only had to read the weights once and each "
-                    "sequence's KV cache at the measured bandwidth. The knee is where an added "
-                    "sequence stops buying throughput."),
-                 parent),
+    : LabPanel("batching", tr("Batching"),
+               tr("B sequences decode one token per step together. Throughput (tokens/s) and "
+                  "each request's latency (ms per token) as multiples of B = 1: batching "
+                  "makes the server better and every user worse. Dashed: the roofline's "
+                  "throughput if each step only had to read the weights once and each "
+                  "sequence's KV cache at the measured bandwidth. The knee is where an added "
+                  "sequence stops buying throughput."),
+               parent),
       model_(new TableModel(this)) {
     setAxis(Qt::Horizontal, tr("batch size B (sequences per step, log scale)"), AxisScale::Log);
     setAxis(Qt::Vertical, tr("x the measured B = 1 (log scale)"), AxisScale::Log);
@@ -59,7 +59,7 @@ BatchingPanel::BatchingPanel(QWidget* parent)
     context_->setValue(64);
     context_->setSuffix(tr(" tokens"));
     controls->addWidget(context_);
-    controls_ = new JobControls(this, "batching", tr("Measure batching"), JobKind::BatchingSweep);
+    controls_ = new JobControls(this, "batching", tr("Measure batching"));
     controls->addWidget(controls_->runButton());
     controls->addWidget(controls_->cancelButton());
     controls->addWidget(controls_->progressLabel(), 1);
@@ -72,14 +72,14 @@ BatchingPanel::BatchingPanel(QWidget* parent)
     view->setMaximumHeight(200);
     extrasLayout()->addWidget(view);
 
-    connect(controls_->runButton(), &QPushButton::clicked, this,
-            [this] { emit sweepRequested(request()); });
-    connect(controls_->cancelButton(), &QPushButton::clicked, this,
-            &BatchingPanel::cancelRequested);
+    connect(controls_->runButton(), &QPushButton::clicked, this, [this] { run(request()); });
+    connect(controls_, &JobControls::ended, this, [this](bool ok, const QString& error) {
+        emit jobEnded(tr("Batching sweep"), ok, error);
+    });
 }
 
-compute::BatchingRequest BatchingPanel::request() const {
-    compute::BatchingRequest r;
+compute::experiments::BatchingRequest BatchingPanel::request() const {
+    compute::experiments::BatchingRequest r;
     r.batches.clear();
     for (int b = 1; b <= largest_->value(); b *= 2) r.batches.push_back(std::uint32_t(b));
     if (r.batches.back() != std::uint32_t(largest_->value()))
@@ -145,11 +145,31 @@ std::vector<compute::Table> BatchingPanel::dataTables() const {
     return tables_;
 }
 
-void BatchingPanel::subscribe(const LabJobs& jobs) {
-    connect(&jobs, &LabJobs::batchingReady, this,
-            [this](const TablesPtr& tables) { setTables(*tables); });
-    controls_->subscribe(jobs);
-    connect(&jobs, &LabJobs::modelLoaded, this, [this] { clear(); });
+void BatchingPanel::attach(const PanelContext& context) {
+    controls_->attach(*context.jobs);
+    context.jobs->listen<compute::experiments::BatchingLab>(
+        this, [this](const std::vector<compute::Table>& tables) { setTables(tables); });
+    connect(context.jobs, &LabJobs::modelLoaded, this, [this](const LoadedModelPtr& model) {
+        backend_ = QString::fromStdString(model->backend);
+        clear();
+    });
+}
+
+quint64 BatchingPanel::run(const compute::experiments::BatchingRequest& request) {
+    return controls_->run(
+        [&](LabJobs& jobs) { return jobs.runLab<compute::experiments::BatchingLab>(request); });
+}
+
+std::optional<quint64> BatchingPanel::runScripted() {
+    setLargestBatch(kScriptLargestBatch);
+    auto scripted = request();
+    scripted.steps = kScriptSteps;
+    return run(scripted);
+}
+
+QString BatchingPanel::emptyReason() const {
+    return tr("batching runs on the GPU engine; the backend (%1) serves one sequence")
+        .arg(backend_);
 }
 
 } // namespace inferscope::widgets

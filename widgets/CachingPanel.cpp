@@ -1,6 +1,6 @@
 #include "widgets/CachingPanel.hpp"
 
-#include "compute/experiments/RunTables.hpp"
+#include "compute/experiments/caching/CachingLab.hpp"
 #include "widgets/LabJobs.hpp"
 #include "widgets/TableModel.hpp"
 
@@ -14,11 +14,11 @@
 namespace inferscope::widgets {
 
 CachingPanel::CachingPanel(QWidget* parent)
-    : ChartPanel("cached-vs-uncached", tr("Cached vs uncached"),
-                 tr("Each step's time with the KV cache (one new row of attention) and without it "
-                    "(the whole sequence recomputed every step), greedy both times; the line "
-                    "under the chart gives the totals and whether the tokens are identical."),
-                 parent),
+    : LabPanel("cached-vs-uncached", tr("Cached vs uncached"),
+               tr("Each step's time with the KV cache (one new row of attention) and without it "
+                  "(the whole sequence recomputed every step), greedy both times; the line "
+                  "under the chart gives the totals and whether the tokens are identical."),
+               parent),
       model_(new TableModel(this)) {
     setAxis(Qt::Horizontal, tr("generated token (1: prefill)"), AxisScale::Linear);
     setAxis(Qt::Vertical, tr("step time (ms, log scale)"), AxisScale::Log);
@@ -33,15 +33,19 @@ CachingPanel::CachingPanel(QWidget* parent)
     tokens_->setRange(2, 512);
     tokens_->setValue(32);
     tokens_->setToolTip(tr("How many tokens each of the two greedy runs generates"));
-    run_ = new QPushButton(tr("Run cached, then uncached"), this);
-    run_->setObjectName("cachingRun");
-    run_->setToolTip(tr("Runs the prompt twice on the worker thread with greedy decoding: "
-                        "first with the KV cache, then recomputing the sequence every step"));
+    controls_ = new JobControls(this, "caching", tr("Run cached, then uncached"));
+    controls_->runButton()->setToolTip(
+        tr("Runs the prompt twice on the worker thread with greedy decoding: first with the KV "
+           "cache, then recomputing the sequence every step"));
     row->addWidget(tokens_);
-    row->addWidget(run_);
-    row->addStretch(1);
+    row->addWidget(controls_->runButton());
+    row->addWidget(controls_->cancelButton());
+    row->addWidget(controls_->progressLabel(), 1);
     extrasLayout()->addLayout(row);
-    connect(run_, &QPushButton::clicked, this, [this] { emit runRequested(tokens_->value()); });
+    connect(controls_->runButton(), &QPushButton::clicked, this, [this] { run(tokens_->value()); });
+    connect(controls_, &JobControls::ended, this, [this](bool ok, const QString& error) {
+        emit jobEnded(tr("Cached vs uncached"), ok, error);
+    });
     connect(model_, &QAbstractItemModel::modelReset, this, &CachingPanel::rebuild);
     connect(model_, &QAbstractItemModel::rowsInserted, this, &CachingPanel::rebuild);
     rebuild();
@@ -51,11 +55,6 @@ void CachingPanel::setComparison(CachingComparisonPtr comparison) {
     comparison_ = std::move(comparison);
     model_->setTable(comparison_ ? compute::experiments::cachingComparisonTable(*comparison_)
                                  : compute::Table{});
-}
-
-void CachingPanel::setRunning(bool running) {
-    run_->setEnabled(!running);
-    run_->setText(running ? tr("Running…") : tr("Run cached, then uncached"));
 }
 
 std::vector<compute::Table> CachingPanel::dataTables() const {
@@ -89,9 +88,20 @@ void CachingPanel::rebuild() {
                    .arg(c.cancelled ? tr(" · stopped") : QString()));
 }
 
-void CachingPanel::subscribe(const LabJobs& jobs) {
-    connect(&jobs, &LabJobs::comparisonReady, this, &CachingPanel::setComparison);
-    connect(&jobs, &LabJobs::modelLoaded, this, [this] { setComparison(nullptr); });
+void CachingPanel::attach(const PanelContext& context) {
+    context_ = context;
+    controls_->attach(*context.jobs);
+    context.jobs->listen<compute::experiments::CachingLab>(
+        this, [this](const CachingComparisonPtr& comparison) { setComparison(comparison); });
+    connect(context.jobs, &LabJobs::modelLoaded, this, [this] { setComparison(nullptr); });
+}
+
+quint64 CachingPanel::run(int tokens) {
+    return controls_->run([this, tokens](LabJobs& jobs) {
+        compute::PromptSpec prompt = context_.prompt();
+        prompt.maxNewTokens = tokens;
+        return jobs.runLab<compute::experiments::CachingLab>(prompt);
+    });
 }
 
 } // namespace inferscope::widgets

@@ -1,5 +1,7 @@
 #include "widgets/ChartPanel.hpp"
 
+#include "widgets/ChartPanelParts.hpp"
+
 #include <QApplication>
 #include <QAreaSeries>
 #include <QBarCategoryAxis>
@@ -20,49 +22,6 @@
 #include <limits>
 
 namespace inferscope::widgets {
-
-namespace {
-// Okabe-Ito: distinguishable for colour-blind readers, on light and dark backgrounds.
-const QColor kSeriesColours[] = {QColor(0x00, 0x72, 0xB2), QColor(0xE6, 0x9F, 0x00),
-                                 QColor(0x00, 0x9E, 0x73), QColor(0xCC, 0x79, 0xA7),
-                                 QColor(0x56, 0xB4, 0xE9), QColor(0xD5, 0x5E, 0x00)};
-
-QFont scaledFont(QFont font, double scale, bool bold = false) {
-    font.setPointSizeF(font.pointSizeF() * scale);
-    font.setBold(bold);
-    return font;
-}
-} // namespace
-
-struct ChartPanel::Chart {
-    struct Series {
-        QString name;
-        SeriesKind kind;
-        QAbstractSeries* series = nullptr; // owned by the chart
-        QXYSeries* xy = nullptr;           // the points (an area's upper line)
-        QBarSet* bars = nullptr;
-        QList<QPointF> points;
-        QColor colour; // invalid: the palette's, by index
-    };
-    struct Axis {
-        QAbstractAxis* axis = nullptr; // owned by the chart
-        AxisScale scale = AxisScale::Linear;
-        QString title;
-        double min = std::numeric_limits<double>::quiet_NaN(); // the range as set (NaN: not yet)
-        double max = std::numeric_limits<double>::quiet_NaN();
-    };
-    QChart* chart = nullptr; // owned by the view
-    QChartView* view = nullptr;
-    std::vector<Series> series;
-    Axis x, y;
-    QStringList categories;
-
-    Axis& axis(Qt::Orientation o) { return o == Qt::Horizontal ? x : y; }
-    void attach(QAbstractSeries* s) {
-        if (x.axis) s->attachAxis(x.axis);
-        if (y.axis) s->attachAxis(y.axis);
-    }
-};
 
 ChartPanel::ChartPanel(QString id, QString title, QString explanation, QWidget* parent)
     : QWidget(parent), id_(std::move(id)), title_(std::move(title)),
@@ -438,83 +397,6 @@ QWidget* ChartPanel::summaryWidget() const {
 }
 QWidget* ChartPanel::captionWidget() const {
     return caption_;
-}
-
-void ChartPanel::setPresentationScale(double scale) {
-    scale_ = std::clamp(scale, 0.5, 4.0);
-    applyFonts();
-}
-
-void ChartPanel::setDarkTheme(bool dark) {
-    themeFollowsPalette_ = false;
-    dark_ = dark;
-    applyTheme();
-}
-
-void ChartPanel::applyTheme() {
-    // The theme resets fonts and series colours, so it goes first and ours follow.
-    chart_->chart->setTheme(dark_ ? QChart::ChartThemeDark : QChart::ChartThemeLight);
-    chart_->chart->setBackgroundRoundness(0);
-    for (std::size_t i = 0; i < chart_->series.size(); ++i) {
-        auto& s = chart_->series[i];
-        QColor colour =
-            s.colour.isValid() ? s.colour : kSeriesColours[i % std::size(kSeriesColours)];
-        if (s.xy && s.kind != SeriesKind::Area) {
-            // Measured lines solid and wide, formulas dashed and thin on top of them.
-            QPen pen(colour, s.kind == SeriesKind::Scatter ? 1.0
-                             : s.kind == SeriesKind::Line  ? 3.0
-                                                           : 1.5);
-            if (s.kind == SeriesKind::DashedLine) pen.setStyle(Qt::DashLine);
-            s.xy->setPen(pen);
-            if (s.kind == SeriesKind::Scatter) {
-                s.xy->setBrush(colour);
-                // An outline in the text colour keeps a marker visible on a line of its colour.
-                s.xy->setPen(QPen(dark_ ? QColor(Qt::white) : QColor(Qt::black), 1.5));
-            }
-        } else if (auto* area = qobject_cast<QAreaSeries*>(s.series)) {
-            QColor fill = colour;
-            fill.setAlpha(150);
-            area->setBrush(fill);
-            area->setPen(QPen(colour, 1.5));
-        } else if (s.bars) {
-            s.bars->setColor(colour);
-            s.bars->setBorderColor(colour.darker(130));
-        }
-    }
-    applyFonts();
-}
-
-void ChartPanel::applyFonts() {
-    QFont base = QApplication::font(); // the presentation scale applies once, here
-    base.setPointSizeF(base.pointSizeF() > 0 ? base.pointSizeF() : 10.0);
-    chart_->chart->setTitleFont(scaledFont(base, scale_ * 1.2, true));
-    chart_->chart->legend()->setFont(scaledFont(base, scale_));
-    for (auto* axis : {chart_->x.axis, chart_->y.axis}) {
-        if (!axis) continue;
-        axis->setLabelsFont(scaledFont(base, scale_ * 0.9));
-        axis->setTitleFont(scaledFont(base, scale_));
-    }
-    summary_->setFont(scaledFont(base, scale_, true));
-    caption_->setFont(scaledFont(base, scale_ * 0.9));
-    hint_->setFont(scaledFont(base, scale_ * 1.2));
-    // The chart keeps room for its axis labels when tables and controls share the panel.
-    chart_->view->setMinimumSize(qRound(320 * scale_), qRound(240 * scale_));
-}
-
-void ChartPanel::changeEvent(QEvent* event) {
-    if (event->type() == QEvent::PaletteChange && themeFollowsPalette_) {
-        bool dark = isDarkPalette(palette());
-        if (dark != dark_) {
-            dark_ = dark;
-            applyTheme();
-        }
-    }
-    QWidget::changeEvent(event);
-}
-
-bool isDarkPalette(const QPalette& palette) {
-    return palette.color(QPalette::Window).lightness() <
-           palette.color(QPalette::WindowText).lightness();
 }
 
 } // namespace inferscope::widgets

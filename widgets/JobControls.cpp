@@ -7,30 +7,76 @@
 namespace inferscope::widgets {
 
 JobControls::JobControls(QWidget* panel, const QString& namePrefix, const QString& runText,
-                         JobKind kind)
-    : QObject(panel), kind_(kind), runButton_(new QPushButton(runText, panel)),
+                         bool needsModel)
+    : QObject(panel), needsModel_(needsModel), runButton_(new QPushButton(runText, panel)),
       cancelButton_(new QPushButton(tr("Cancel"), panel)), progress_(new QLabel(panel)) {
     runButton_->setObjectName(namePrefix + "Run");
     cancelButton_->setObjectName(namePrefix + "Cancel");
-    cancelButton_->setEnabled(false);
     progress_->setObjectName(namePrefix + "Progress");
+    runButton_->setEnabled(false);
+    cancelButton_->setEnabled(false);
+    connect(cancelButton_, &QPushButton::clicked, this, &JobControls::cancel);
 }
 
-void JobControls::subscribe(const LabJobs& jobs) {
+void JobControls::attach(LabJobs& jobs) {
+    jobs_ = &jobs;
     connect(&jobs, &LabJobs::jobProgress, this,
-            [this](quint64, JobKind kind, const QString& stage, int) {
-                if (kind == kind_) setProgress(stage);
+            [this](quint64 job, const QString&, const QString& stage, int percent) {
+                if (job != job_) return;
+                progress_->setText(stage);
+                emit progressed(stage, percent);
             });
+    connect(&jobs, &LabJobs::jobFinished, this,
+            [this](quint64 job, const QString&) { finish(job, true, {}); });
+    connect(
+        &jobs, &LabJobs::jobFailed, this,
+        [this](quint64 job, const QString&, const QString& error) { finish(job, false, error); });
+    connect(&jobs, &LabJobs::jobDropped, this, [this](quint64 job, const QString&) {
+        finish(job, false, QStringLiteral("cancelled"));
+    });
+    // Loads start and end, other panels' jobs come and go: the run button follows.
+    connect(&jobs, &LabJobs::busyChanged, this, &JobControls::update);
+    connect(&jobs, &LabJobs::jobStarted, this, &JobControls::update);
+    connect(&jobs, &LabJobs::modelLoaded, this, &JobControls::update);
+    update();
 }
 
-void JobControls::setRunning(bool running) {
-    runButton_->setEnabled(!running);
-    cancelButton_->setEnabled(running);
-    if (!running) progress_->clear();
+bool JobControls::canRun() const {
+    return jobs_ && !jobs_->busy() && !jobs_->running(kLoadJob) &&
+           (!needsModel_ || jobs_->hasModel());
 }
 
-void JobControls::setProgress(const QString& line) {
-    progress_->setText(line);
+quint64 JobControls::run(const std::function<quint64(LabJobs&)>& start) {
+    if (!canRun()) return 0;
+    job_ = start(*jobs_);
+    update();
+    return job_;
+}
+
+void JobControls::cancel() {
+    if (job_ && jobs_) jobs_->drop(job_); // jobDropped ends it here
+}
+
+void JobControls::finish(quint64 job, bool ok, const QString& error) {
+    if (job == 0 || job != job_) {
+        update();
+        return;
+    }
+    job_ = 0;
+    progress_->clear();
+    update();
+    emit ended(ok, error);
+}
+
+void JobControls::addRunButton(QPushButton* button) {
+    moreRunButtons_ << button;
+    update();
+}
+
+void JobControls::update() {
+    runButton_->setEnabled(!running() && canRun());
+    for (auto* button : moreRunButtons_) button->setEnabled(runButton_->isEnabled());
+    cancelButton_->setEnabled(running());
 }
 
 } // namespace inferscope::widgets

@@ -1,11 +1,14 @@
 #pragma once
 // The run and cancel buttons and the progress line of a panel whose job runs on the worker
-// thread (LabJobs): while the job runs only cancel is enabled, and the progress of jobs of
-// the panel's kind is shown (cleared when the run ends). The panel places the widgets.
+// thread (LabJobs). The panel starts its job through run(); while it runs only cancel is
+// enabled and its progress shows; run waits while any other job runs (one at a time) or, for
+// a job that needs one, until a model is loaded. When the job ends the panel hears ended().
 #include "widgets/LabJobs.hpp"
 
+#include <QList>
 #include <QObject>
 #include <QString>
+#include <functional>
 
 class QLabel;
 class QPushButton;
@@ -17,17 +20,35 @@ class JobControls : public QObject {
     Q_OBJECT
 public:
     // Object names: <namePrefix>Run, <namePrefix>Cancel, <namePrefix>Progress.
-    JobControls(QWidget* panel, const QString& namePrefix, const QString& runText, JobKind kind);
-    void subscribe(const LabJobs& jobs);
-    void setRunning(bool running);
-    void setProgress(const QString& line);
+    JobControls(QWidget* panel, const QString& namePrefix, const QString& runText,
+                bool needsModel = true);
+    void attach(LabJobs& jobs);
+    // Starts the job `start` returns the id of, unless the runner is busy (then 0).
+    quint64 run(const std::function<quint64(LabJobs&)>& start);
+    // Drops the running job (its answers are discarded; ended(false, "cancelled") follows).
+    void cancel();
+    bool running() const { return job_ != 0; }
+    quint64 job() const { return job_; }
+    bool canRun() const;
     QPushButton* runButton() const { return runButton_; }
     QPushButton* cancelButton() const { return cancelButton_; }
     QLabel* progressLabel() const { return progress_; }
+    // Another button that starts a job of this panel (enabled and disabled with run).
+    void addRunButton(QPushButton* button);
+
+signals:
+    void progressed(const QString& stage, int percent);
+    void ended(bool ok, const QString& error);
 
 private:
-    JobKind kind_;
+    void update();
+    void finish(quint64 job, bool ok, const QString& error);
+
+    LabJobs* jobs_ = nullptr;
+    bool needsModel_;
+    quint64 job_ = 0;
     QPushButton* runButton_;
+    QList<QPushButton*> moreRunButtons_;
     QPushButton* cancelButton_;
     QLabel* progress_;
 };

@@ -1,7 +1,7 @@
 #include "widgets/KernelTimingsPanel.hpp"
 
-#include "compute/experiments/RunEvidence.hpp"
-#include "compute/experiments/RunTables.hpp"
+#include "compute/experiments/run/RunEvidence.hpp"
+#include "compute/experiments/run/RunTables.hpp"
 #include "widgets/LabJobs.hpp"
 #include "widgets/TableModel.hpp"
 
@@ -15,12 +15,12 @@
 namespace inferscope::widgets {
 
 KernelTimingsPanel::KernelTimingsPanel(QWidget* parent)
-    : ChartPanel("kernel-timings", tr("Kernels"),
-                 tr("GPU time of each kernel in the last decode step (timestamps, profiling on). "
-                    "The line under the chart gives the matrix kernels' share and, where the "
-                    "run measured it, the bytes/s they reach against the device's read "
-                    "bandwidth."),
-                 parent),
+    : LabPanel("kernel-timings", tr("Kernels"),
+               tr("GPU time of each kernel in the last decode step (timestamps, profiling on). "
+                  "The line under the chart gives the matrix kernels' share and, where the "
+                  "run measured it, the bytes/s they reach against the device's read "
+                  "bandwidth."),
+               parent),
       model_(new TableModel(this)) {
     setAxis(Qt::Horizontal, tr("kernel"), AxisScale::Category);
     setAxis(Qt::Vertical, tr("GPU time in the last decode step (µs)"), AxisScale::Linear);
@@ -110,9 +110,20 @@ void KernelTimingsPanel::rebuild() {
     }
 }
 
-void KernelTimingsPanel::subscribe(const LabJobs& jobs) {
-    connect(&jobs, &LabJobs::runUpdated, this, &KernelTimingsPanel::setRun);
-    connect(&jobs, &LabJobs::modelLoaded, this, [this] { setRun(nullptr); });
+void KernelTimingsPanel::attach(const PanelContext& context) {
+    auto* jobs = context.jobs;
+    connect(jobs, &LabJobs::runProgressed, this,
+            [this](const RunDeltaPtr& delta) { setRun(live_.apply(*delta)); });
+    connect(jobs, &LabJobs::runFinished, this, &KernelTimingsPanel::setRun);
+    connect(jobs, &LabJobs::modelLoaded, this, [this](const LoadedModelPtr& model) {
+        backend_ = QString::fromStdString(model->backend);
+        setRun(nullptr);
+    });
+}
+
+QString KernelTimingsPanel::emptyReason() const {
+    return tr("the backend (%1) has no GPU timestamps; kernel timings need a Vulkan device")
+        .arg(backend_);
 }
 
 } // namespace inferscope::widgets

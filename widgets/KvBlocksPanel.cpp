@@ -1,5 +1,7 @@
 #include "widgets/KvBlocksPanel.hpp"
 
+#include "compute/experiments/serving/SchedulerLab.hpp"
+
 #include "widgets/LabJobs.hpp"
 #include "widgets/TableModel.hpp"
 
@@ -30,12 +32,12 @@ QTableView* tableView(QWidget* parent, const char* name, TableModel* model, int 
 } // namespace
 
 KvBlocksPanel::KvBlocksPanel(QWidget* parent)
-    : ChartPanel("kv-blocks", tr("KV blocks"),
-                 tr("The paged KV cache during continuous batching: each square is one block "
-                    "of positions, coloured by the slot holding it; a small mark is a partly "
-                    "filled last block (its empty tail is the only waste), shared blocks hold "
-                    "a common prefix once for several requests."),
-                 parent),
+    : LabPanel("kv-blocks", tr("KV blocks"),
+               tr("The paged KV cache during continuous batching: each square is one block "
+                  "of positions, coloured by the slot holding it; a small mark is a partly "
+                  "filled last block (its empty tail is the only waste), shared blocks hold "
+                  "a common prefix once for several requests."),
+               parent),
       mapModel_(new TableModel(this)), prefixModel_(new TableModel(this)) {
     setAxis(Qt::Horizontal, tr("block (column)"), AxisScale::Linear);
     setAxis(Qt::Vertical, tr("block (row, block 0 at the top)"), AxisScale::Linear);
@@ -164,10 +166,18 @@ std::vector<compute::Table> KvBlocksPanel::dataTables() const {
     return tables_;
 }
 
-void KvBlocksPanel::subscribe(const LabJobs& jobs) {
-    connect(&jobs, &LabJobs::schedulerReady, this,
-            [this](const TablesPtr& tables) { setTables(*tables); });
-    connect(&jobs, &LabJobs::modelLoaded, this, [this] { clear(); });
+void KvBlocksPanel::attach(const PanelContext& context) {
+    context.jobs->listen<compute::experiments::SchedulerLab>(
+        this, [this](const std::vector<compute::Table>& tables) { setTables(tables); });
+    connect(context.jobs, &LabJobs::modelLoaded, this, [this](const LoadedModelPtr& model) {
+        backend_ = QString::fromStdString(model->backend);
+        clear();
+    });
+}
+
+QString KvBlocksPanel::emptyReason() const {
+    return tr("batching runs on the GPU engine; the backend (%1) serves one sequence")
+        .arg(backend_);
 }
 
 } // namespace inferscope::widgets

@@ -4,9 +4,9 @@
 // slot that holds it, a small mark on a partly filled last block, shared blocks (a common
 // prefix) and free blocks apart. The table under it is each snapshot's figures (internal
 // fragmentation against reserving every slot's maximum context), and the prefix-sharing run
-// below that. Filled by the scheduler job (LabJobs::schedulerReady), which takes the
-// snapshots during its continuous-batching run.
-#include "widgets/ChartPanel.hpp"
+// below that. Filled by the scheduler lab (SchedulerLab, started by the Scheduler panel), which
+// takes the snapshots during its continuous-batching run.
+#include "widgets/LabPanel.hpp"
 
 class QComboBox;
 
@@ -15,7 +15,7 @@ namespace inferscope::widgets {
 class LabJobs;
 class TableModel;
 
-class KvBlocksPanel : public ChartPanel {
+class KvBlocksPanel : public LabPanel {
     Q_OBJECT
 public:
     // Slots share colours modulo this many owner series (the palette's six).
@@ -23,7 +23,9 @@ public:
     enum Series { FirstOwner = 0, PartlyFilled = kOwnerColours, Shared, Free };
 
     explicit KvBlocksPanel(QWidget* parent = nullptr);
-    void subscribe(const LabJobs& jobs);
+    // The Scheduler panel's run carries the block map.
+    void attach(const PanelContext& context) override;
+    QString emptyReason() const override;
     // Keeps the kv-block-* and prefix-sharing tables among a scheduler result's tables.
     void setTables(std::vector<compute::Table> tables);
     void clear();
@@ -39,6 +41,7 @@ private:
     void draw();
 
     std::vector<compute::Table> tables_;
+    QString backend_;
     QComboBox* snapshot_;
     TableModel* mapModel_;
     TableModel* prefixModel_;

@@ -1,6 +1,6 @@
 #include "widgets/KvCachePanel.hpp"
 
-#include "compute/experiments/RunTables.hpp"
+#include "compute/experiments/run/RunTables.hpp"
 #include "widgets/LabJobs.hpp"
 #include "widgets/TableModel.hpp"
 
@@ -16,11 +16,11 @@ constexpr double kKiB = 1024.0;
 }
 
 KvCachePanel::KvCachePanel(QWidget* parent)
-    : ChartPanel("kv-cache", tr("KV cache"),
-                 tr("Every token kept in context stores one key and one value vector per layer "
-                    "and KV head. The dots are the bytes the backend reports in use; the dashed "
-                    "lines the formula 2 × layers × KV heads × head dim × bytes per element."),
-                 parent),
+    : LabPanel("kv-cache", tr("KV cache"),
+               tr("Every token kept in context stores one key and one value vector per layer "
+                  "and KV head. The dots are the bytes the backend reports in use; the dashed "
+                  "lines the formula 2 × layers × KV heads × head dim × bytes per element."),
+               parent),
       model_(new TableModel(this)), perLayer_(new TableModel(this)) {
     setAxis(Qt::Horizontal, tr("tokens in the cache"), AxisScale::Linear);
     setAxis(Qt::Vertical, tr("KV cache (KiB)"), AxisScale::Linear);
@@ -117,9 +117,12 @@ void KvCachePanel::rebuild() {
     setSummary(text);
 }
 
-void KvCachePanel::subscribe(const LabJobs& jobs) {
-    connect(&jobs, &LabJobs::runUpdated, this, &KvCachePanel::setRun);
-    connect(&jobs, &LabJobs::modelLoaded, this, [this] { setRun(nullptr); });
+void KvCachePanel::attach(const PanelContext& context) {
+    auto* jobs = context.jobs;
+    connect(jobs, &LabJobs::runProgressed, this,
+            [this](const RunDeltaPtr& delta) { setRun(live_.apply(*delta)); });
+    connect(jobs, &LabJobs::runFinished, this, &KvCachePanel::setRun);
+    connect(jobs, &LabJobs::modelLoaded, this, [this] { setRun(nullptr); });
 }
 
 } // namespace inferscope::widgets

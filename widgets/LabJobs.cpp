@@ -10,21 +10,17 @@ namespace {
 constexpr int kOpen = 0, kDropped = 1, kCommitted = 2;
 
 void registerMetaTypes() {
-    qRegisterMetaType<JobKind>();
-    qRegisterMetaType<TablesPtr>();
     qRegisterMetaType<LoadedModelPtr>();
     qRegisterMetaType<FormatSwitchPtr>();
     qRegisterMetaType<compute::RunRecordPtr>();
+    qRegisterMetaType<compute::RunDeltaPtr>();
     qRegisterMetaType<compute::ActivationRecordPtr>();
-    qRegisterMetaType<compute::CachingComparisonPtr>();
-    qRegisterMetaType<compute::experiments::NextTokenDistributionPtr>();
-    qRegisterMetaType<compute::experiments::SpeculativeStudyPtr>();
 }
 } // namespace
 
 struct LabJobs::Entry {
     quint64 id = 0;
-    JobKind kind = JobKind::Load;
+    QString kind;
     std::atomic<bool> cancel{false};
     // Decided once: dropped by the GUI thread, or committed by a load on the worker.
     std::atomic<int> fate{kOpen};
@@ -50,11 +46,13 @@ LabJobs::~LabJobs() {
     session_.reset(); // its thread has ended, so it can go from here
 }
 
-quint64 LabJobs::start(JobKind kind, Body body) {
+quint64 LabJobs::start(const QString& kind, Body body) {
     auto entry = std::make_shared<Entry>();
     entry->id = nextJob_++;
     entry->kind = kind;
     live_[entry->id] = entry;
+    emit jobStarted(entry->id, kind);
+    busyMayHaveChanged();
     QMetaObject::invokeMethod(
         worker_,
         [this, entry, body = std::move(body)] {
@@ -71,7 +69,7 @@ quint64 LabJobs::start(JobKind kind, Body body) {
                     emit jobs.jobProgress(entry->id, entry->kind, text, percent);
                 });
             };
-            Job job{*session_, control, post, [entry] {
+            Job job{entry->id, *session_, control, post, [entry] {
                         int expected = kOpen;
                         return entry->fate.compare_exchange_strong(expected, kCommitted) ||
                                expected == kCommitted;
@@ -124,10 +122,34 @@ void LabJobs::deliver(const std::shared_ptr<Entry>& entry,
 void LabJobs::ended(const std::shared_ptr<Entry>& entry, const QString& error, bool failed) {
     live_.erase(entry->id);
     if (entry->dropped()) return;
+    if (entry->kind == kLoadJob && !failed) hasModel_ = true;
+    busyMayHaveChanged();
     if (failed)
         emit jobFailed(entry->id, entry->kind, error);
     else
         emit jobFinished(entry->id, entry->kind);
+}
+
+void LabJobs::busyMayHaveChanged() {
+    const bool now = busy();
+    if (now == busy_) return;
+    busy_ = now;
+    emit busyChanged(now);
+}
+
+bool LabJobs::busy() const {
+    for (const auto& [id, entry] : live_)
+        if (entry->kind != kLoadJob && !entry->dropped()) return true;
+    return false;
+}
+
+QString LabJobs::kindOf(quint64 job) const {
+    auto found = live_.find(job);
+    return found == live_.end() ? QString() : found->second->kind;
+}
+
+void LabJobs::stopAll() {
+    for (auto& [id, entry] : live_) entry->cancel.store(true);
 }
 
 void LabJobs::stop(quint64 job) {
@@ -143,24 +165,26 @@ bool LabJobs::drop(quint64 job) {
         return false; // committed: the session holds what it made
     entry->cancel.store(true);
     live_.erase(found);
+    emit jobDropped(job, entry->kind);
+    busyMayHaveChanged();
     return true;
 }
 
-void LabJobs::dropAll(JobKind except) {
+void LabJobs::dropAll(const QString& except) {
     std::vector<quint64> ids;
     for (const auto& [id, entry] : live_)
         if (entry->kind != except) ids.push_back(id);
     for (auto id : ids) drop(id);
 }
 
-quint64 LabJobs::current(JobKind kind) const {
+quint64 LabJobs::current(const QString& kind) const {
     for (auto it = live_.rbegin(); it != live_.rend(); ++it)
         if (it->second->kind == kind && !it->second->dropped()) return it->first;
     return 0;
 }
 
 quint64 LabJobs::load(const QString& path, const compute::BackendChoice& choice) {
-    return start(JobKind::Load, [path = path.toStdString(), choice](Job& job) {
+    return start(kLoadJob, [path = path.toStdString(), choice](Job& job) {
         compute::LoadOptions options;
         options.choice = choice;
         auto summary = job.session.load(path, options, job.control, job.commit);
@@ -171,7 +195,7 @@ quint64 LabJobs::load(const QString& path, const compute::BackendChoice& choice)
 }
 
 quint64 LabJobs::generate(const compute::GenerationRequest& request) {
-    return start(JobKind::Generate, [request](Job& job) {
+    return start(kGenerateJob, [request](Job& job) {
         compute::GenerationEvents events;
         events.started = [&job](std::int64_t promptTokens) {
             job.post([promptTokens](LabJobs& jobs) { emit jobs.generationStarted(promptTokens); });
@@ -198,83 +222,22 @@ quint64 LabJobs::generate(const compute::GenerationRequest& request) {
                 if (!taken.isEmpty()) emit jobs.textGenerated(taken);
             });
         };
-        events.run = [&job](compute::RunRecordPtr run) {
-            job.post([run](LabJobs& jobs) { emit jobs.runUpdated(run); });
+        events.progress = [&job](compute::RunDeltaPtr delta) {
+            job.post([delta](LabJobs& jobs) { emit jobs.runProgressed(delta); });
         };
         events.activations = [&job](compute::ActivationRecordPtr record) {
             job.post([record](LabJobs& jobs) { emit jobs.activationsUpdated(record); });
         };
         auto run = job.session.generate(request, events, job.control);
-        job.post([run](LabJobs& jobs) { emit jobs.runUpdated(run); });
-    });
-}
-
-quint64 LabJobs::compareCaching(const compute::GenerationRequest& request) {
-    return start(JobKind::CompareCaching, [request](Job& job) {
-        auto comparison = job.session.compareCaching(request, job.control);
-        job.post([comparison](LabJobs& jobs) { emit jobs.comparisonReady(comparison); });
-    });
-}
-
-quint64 LabJobs::weightReport(const std::vector<models::QuantSchemeSpec>& schemes) {
-    return start(JobKind::WeightReport, [schemes](Job& job) {
-        auto tables = std::make_shared<const std::vector<compute::Table>>(
-            job.session.weightReport(schemes, job.control));
-        job.post([tables](LabJobs& jobs) { emit jobs.weightReportReady(tables); });
-    });
-}
-
-quint64 LabJobs::qualityReport(const compute::QualityRequest& request) {
-    return start(JobKind::QualityReport, [request](Job& job) {
-        auto tables = std::make_shared<const std::vector<compute::Table>>(
-            job.session.qualityReport(request, job.control));
-        job.post([tables](LabJobs& jobs) { emit jobs.qualityReportReady(tables); });
-    });
-}
-
-quint64 LabJobs::attentionHead(const compute::experiments::AttentionHeadOptions& options) {
-    return start(JobKind::AttentionHead, [options](Job& job) {
-        auto tables = std::make_shared<const std::vector<compute::Table>>(
-            job.session.attentionHeadCost(options, job.control));
-        job.post([tables](LabJobs& jobs) { emit jobs.attentionHeadReady(tables); });
-    });
-}
-
-quint64 LabJobs::softLabels(const compute::SoftLabelRequest& request) {
-    return start(JobKind::SoftLabels, [request](Job& job) {
-        auto labels = job.session.softLabels(request, job.control);
-        job.post([labels](LabJobs& jobs) { emit jobs.softLabelsReady(labels); });
+        job.post([run](LabJobs& jobs) { emit jobs.runFinished(run); });
     });
 }
 
 quint64 LabJobs::switchFormat(const QString& format) {
-    return start(JobKind::SwitchFormat, [format = format.toStdString()](Job& job) {
+    return start(kSwitchFormatJob, [format = format.toStdString()](Job& job) {
         auto result = std::make_shared<const compute::FormatSwitch>(
             job.session.setGenerationFormat(format, job.control));
         job.post([result](LabJobs& jobs) { emit jobs.formatSwitched(result); });
-    });
-}
-
-quint64 LabJobs::batchingSweep(const compute::BatchingRequest& request) {
-    return start(JobKind::BatchingSweep, [request](Job& job) {
-        auto tables = std::make_shared<const std::vector<compute::Table>>(
-            job.session.batchingSweep(request, job.control));
-        job.post([tables](LabJobs& jobs) { emit jobs.batchingReady(tables); });
-    });
-}
-
-quint64 LabJobs::schedulerComparison(const compute::SchedulingRequest& request) {
-    return start(JobKind::Scheduler, [request](Job& job) {
-        auto tables = std::make_shared<const std::vector<compute::Table>>(
-            job.session.schedulerComparison(request, job.control));
-        job.post([tables](LabJobs& jobs) { emit jobs.schedulerReady(tables); });
-    });
-}
-
-quint64 LabJobs::speculative(const compute::SpeculativeRequest& request) {
-    return start(JobKind::Speculative, [request](Job& job) {
-        auto study = job.session.speculativeDecoding(request, job.control);
-        job.post([study](LabJobs& jobs) { emit jobs.speculativeReady(study); });
     });
 }
 

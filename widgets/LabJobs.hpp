@@ -1,21 +1,22 @@
 #pragma once
 // The Qt adapter over compute::LabSession: one generic job runner on a worker thread that owns
-// the session. Every job kind (load, generate, cached vs uncached, the scheme reports, a
-// format switch) is a body run there with a JobControl; it answers with immutable records,
-// emitted here as queued signals on the GUI thread. Panels subscribe to these signals
-// themselves; the window only starts, stops and drops jobs.
+// the session. A job is a body run there with a JobControl; it answers with immutable records,
+// handed to the GUI thread. The session's own jobs (load, generate, a format switch) answer
+// through the signals below; an experiment (compute/experiments/*) runs through runLab<Lab>,
+// typed by its Result, and its answer goes to the panel that asked. Panels subscribe and start
+// their own jobs; the window never names a lab.
 //
-// A job has an id, progress, a cancel flag, a result (the records it published) and maybe a
-// failure. Dropping a job makes it stale: it is cancelled and nothing it still sends is
-// emitted (a load past its commit point can no longer be dropped: the session already holds
-// its model). Jobs run one after another in the order they were started, so a result never
-// depends on how fast another job ran.
+// A job has an id, a kind (the lab's id, or "load", "generate", "switch-format"), progress, a
+// cancel flag, a result and maybe a failure. Dropping a job makes it stale: it is cancelled,
+// jobDropped says so at once, and nothing it still sends is emitted (a load past its commit
+// point can no longer be dropped: the session already holds its model). Jobs run one after
+// another in the order they were started, so a result never depends on how fast another ran.
 //
 // What the worker sends waits in an inbox on the GUI thread and is handed on one item per
 // turn of the event loop: a burst (the activations, a run update and the text after a prefill)
 // never runs as one long stretch, so input, layout and painting get their turn between panels.
+#include "compute/lab/RunRecords.hpp"
 #include "compute/session/LabSession.hpp"
-#include "compute/session/RunRecords.hpp"
 
 #include <QMetaType>
 #include <QObject>
@@ -29,23 +30,13 @@
 
 namespace inferscope::widgets {
 
-using TablesPtr = std::shared_ptr<const std::vector<compute::Table>>;
 using LoadedModelPtr = std::shared_ptr<const compute::LoadedModelSummary>;
 using FormatSwitchPtr = std::shared_ptr<const compute::FormatSwitch>;
 
-enum class JobKind {
-    Load,
-    Generate,
-    CompareCaching,
-    WeightReport,
-    QualityReport,
-    SwitchFormat,
-    AttentionHead,
-    SoftLabels,
-    BatchingSweep,
-    Scheduler,
-    Speculative
-};
+// The kinds of the session's own jobs (a lab's kind is its id).
+inline const QString kLoadJob = QStringLiteral("load");
+inline const QString kGenerateJob = QStringLiteral("generate");
+inline const QString kSwitchFormatJob = QStringLiteral("switch-format");
 
 class LabJobs : public QObject {
     Q_OBJECT
@@ -57,9 +48,10 @@ public:
     // What a job body sees on the worker thread.
     class Job {
     public:
+        quint64 id;
         compute::LabSession& session;
         const compute::JobControl& control;
-        // Publishing: each becomes the matching signal on the GUI thread, unless dropped.
+        // Publishing: runs on the GUI thread, unless the job was dropped first.
         std::function<void(const std::function<void(LabJobs&)>&)> post;
         // The load's commit point: false when the job was dropped first.
         std::function<bool()> commit;
@@ -67,57 +59,81 @@ public:
     using Body = std::function<void(Job& job)>;
 
     // Starts a job of `kind` (queued behind running ones); returns its id (never 0).
-    quint64 start(JobKind kind, Body body);
+    quint64 start(const QString& kind, Body body);
     // Asks a job to end early; its answers (a run marked cancelled) still arrive.
     void stop(quint64 job);
-    // Stops a job and drops every answer it still sends. False when it can no longer be
-    // dropped (a load that already replaced the model) or is not running.
+    void stopAll();
+    // Stops a job and drops every answer it still sends (jobDropped says so). False when it
+    // can no longer be dropped (a load that already replaced the model) or is not running.
     bool drop(quint64 job);
-    void dropAll(JobKind except);
+    void dropAll(const QString& exceptKind);
     // The live (started, not ended, not dropped) job of a kind; 0 when none.
-    quint64 current(JobKind kind) const;
-    bool running(JobKind kind) const { return current(kind) != 0; }
+    quint64 current(const QString& kind) const;
+    bool running(const QString& kind) const { return current(kind) != 0; }
+    QString kindOf(quint64 job) const; // empty when not live
+    // A job other than a load is live: one job at a time, so the window's buttons wait.
+    bool busy() const;
+    // A model finished loading (the session holds one).
+    bool hasModel() const { return hasModel_; }
 
-    // The lab's jobs, each one body over the session.
+    // An experiment: Lab::run(session, request, control) on the worker thread. Its result is
+    // announced on the GUI thread (labResult) to every listener of that lab, unless the job was
+    // dropped first.
+    template <class Lab> quint64 runLab(const typename Lab::Request& request) {
+        const QString kind = labKind<Lab>();
+        return start(kind, [request, kind](Job& job) {
+            std::shared_ptr<const void> result = std::make_shared<const typename Lab::Result>(
+                Lab::run(job.session, request, job.control));
+            const quint64 id = job.id;
+            job.post([id, kind, result](LabJobs& jobs) { emit jobs.labResult(id, kind, result); });
+        });
+    }
+    // Calls onResult with each result of Lab while `receiver` lives (typed by the lab).
+    template <class Lab>
+    void listen(QObject* receiver, std::function<void(const typename Lab::Result&)> onResult) {
+        const QString kind = labKind<Lab>();
+        connect(this, &LabJobs::labResult, receiver,
+                [kind, onResult = std::move(onResult)](quint64, const QString& resultKind,
+                                                       const std::shared_ptr<const void>& result) {
+                    if (resultKind == kind)
+                        onResult(*std::static_pointer_cast<const typename Lab::Result>(result));
+                });
+    }
+    template <class Lab> static QString labKind() {
+        return QString::fromUtf8(Lab::id.data(), qsizetype(Lab::id.size()));
+    }
+
+    // The session's own jobs.
     quint64 load(const QString& path, const compute::BackendChoice& choice);
     quint64 generate(const compute::GenerationRequest& request);
-    quint64 compareCaching(const compute::GenerationRequest& request);
-    quint64 weightReport(const std::vector<models::QuantSchemeSpec>& schemes);
-    quint64 qualityReport(const compute::QualityRequest& request);
     quint64 switchFormat(const QString& format);
-    quint64 attentionHead(const compute::experiments::AttentionHeadOptions& options);
-    quint64 softLabels(const compute::SoftLabelRequest& request);
-    quint64 batchingSweep(const compute::BatchingRequest& request);
-    quint64 schedulerComparison(const compute::SchedulingRequest& request);
-    quint64 speculative(const compute::SpeculativeRequest& request);
 
 signals:
-    void jobProgress(quint64 job, inferscope::widgets::JobKind kind, const QString& stage,
-                     int percent);
-    void jobFinished(quint64 job, inferscope::widgets::JobKind kind);
+    void jobStarted(quint64 job, const QString& kind);
+    void jobProgress(quint64 job, const QString& kind, const QString& stage, int percent);
+    void jobFinished(quint64 job, const QString& kind);
     // error "cancelled": the job saw its cancel flag and stopped without a result.
-    void jobFailed(quint64 job, inferscope::widgets::JobKind kind, const QString& error);
+    void jobFailed(quint64 job, const QString& kind, const QString& error);
+    void jobDropped(quint64 job, const QString& kind);
+    // An experiment's result (runLab), typed by its kind; listen<Lab> receives it typed.
+    void labResult(quint64 job, const QString& kind, const std::shared_ptr<const void>& result);
+    void busyChanged(bool busy);
 
-    // The records (immutable), from live jobs only.
+    // The session's records (immutable), from live jobs only.
     void modelLoaded(const inferscope::widgets::LoadedModelPtr& model);
     void generationStarted(qint64 promptTokens);
     void textGenerated(const QString& text);
-    void runUpdated(const inferscope::compute::RunRecordPtr& run); // growing, then final
+    // A running generation: what changed since the last delta; then its final record.
+    void runProgressed(const inferscope::compute::RunDeltaPtr& delta);
+    void runFinished(const inferscope::compute::RunRecordPtr& run);
     void activationsUpdated(const inferscope::compute::ActivationRecordPtr& record);
-    void comparisonReady(const inferscope::compute::CachingComparisonPtr& comparison);
-    void weightReportReady(const inferscope::widgets::TablesPtr& tables);
-    void qualityReportReady(const inferscope::widgets::TablesPtr& tables);
     void formatSwitched(const inferscope::widgets::FormatSwitchPtr& result);
-    void attentionHeadReady(const inferscope::widgets::TablesPtr& tables);
-    void softLabelsReady(const inferscope::compute::experiments::NextTokenDistributionPtr& labels);
-    void batchingReady(const inferscope::widgets::TablesPtr& tables);
-    void schedulerReady(const inferscope::widgets::TablesPtr& tables);
-    void speculativeReady(const inferscope::compute::experiments::SpeculativeStudyPtr& study);
 
 private:
     struct Entry;
     void deliver(const std::shared_ptr<Entry>& entry, const std::function<void(LabJobs&)>& emitter);
     void ended(const std::shared_ptr<Entry>& entry, const QString& error, bool failed);
+    void busyMayHaveChanged();
     // Worker thread: an answer for the GUI thread's inbox. GUI thread: receive queues it,
     // handOnOne runs the oldest.
     void sendToInbox(std::function<void()> answer);
@@ -129,18 +145,16 @@ private:
     std::unique_ptr<compute::LabSession> session_;   // touched on thread_ only
     std::map<quint64, std::shared_ptr<Entry>> live_; // GUI thread only
     quint64 nextJob_ = 1;
+    bool hasModel_ = false;
+    bool busy_ = false;
     std::deque<std::function<void()>> inbox_; // GUI thread only, oldest first
     QTimer handOn_;                           // a zero timer: one inbox item per turn
 };
 
 } // namespace inferscope::widgets
 
-Q_DECLARE_METATYPE(inferscope::widgets::JobKind)
-Q_DECLARE_METATYPE(inferscope::widgets::TablesPtr)
 Q_DECLARE_METATYPE(inferscope::widgets::LoadedModelPtr)
 Q_DECLARE_METATYPE(inferscope::widgets::FormatSwitchPtr)
 Q_DECLARE_METATYPE(inferscope::compute::RunRecordPtr)
+Q_DECLARE_METATYPE(inferscope::compute::RunDeltaPtr)
 Q_DECLARE_METATYPE(inferscope::compute::ActivationRecordPtr)
-Q_DECLARE_METATYPE(inferscope::compute::CachingComparisonPtr)
-Q_DECLARE_METATYPE(inferscope::compute::experiments::NextTokenDistributionPtr)
-Q_DECLARE_METATYPE(inferscope::compute::experiments::SpeculativeStudyPtr)

@@ -1,6 +1,9 @@
 #include "widgets/MacCountsPanel.hpp"
 
-#include "compute/experiments/CacheSavings.hpp"
+#include "compute/experiments/caching/CacheSavings.hpp"
+#include "compute/experiments/caching/CachingLab.hpp"
+#include "widgets/LabJobs.hpp"
+#include "widgets/RunRecords.hpp"
 #include "widgets/TableModel.hpp"
 
 #include <QHBoxLayout>
@@ -15,12 +18,12 @@ namespace inferscope::widgets {
 namespace ex = compute::experiments;
 
 MacCountsPanel::MacCountsPanel(QWidget* parent)
-    : ChartPanel("mac-counts", tr("Multiply-accumulates, cached vs uncached"),
-                 tr("MACs to generate T tokens after the prompt, from the formula for this "
-                    "model: cached attention grows as T^2, uncached as T^3. After a run on the "
-                    "Caching tab, the engine's own counter is checked against the formula step "
-                    "by step, beside the measured step times and peak memory."),
-                 parent),
+    : LabPanel("mac-counts", tr("Multiply-accumulates, cached vs uncached"),
+               tr("MACs to generate T tokens after the prompt, from the formula for this "
+                  "model: cached attention grows as T^2, uncached as T^3. After a run on the "
+                  "Caching tab, the engine's own counter is checked against the formula step "
+                  "by step, beside the measured step times and peak memory."),
+               parent),
       counter_(new TableModel(this)), peak_(new TableModel(this)) {
     setAxis(Qt::Horizontal, tr("generated tokens T (log scale)"), AxisScale::Log);
     setAxis(Qt::Vertical, tr("multiply-accumulates (log scale)"), AxisScale::Log);
@@ -51,12 +54,14 @@ MacCountsPanel::MacCountsPanel(QWidget* parent)
     rebuild();
 }
 
-void MacCountsPanel::subscribe(const LabJobs& jobs) {
-    connect(&jobs, &LabJobs::modelLoaded, this, [this](const LoadedModelPtr& loaded) {
+void MacCountsPanel::attach(const PanelContext& context) {
+    connect(context.jobs, &LabJobs::modelLoaded, this, [this](const LoadedModelPtr& loaded) {
         comparison_ = nullptr;
         setModelConfig(loaded && loaded->card ? std::optional(loaded->card->config) : std::nullopt);
     });
-    connect(&jobs, &LabJobs::comparisonReady, this, &MacCountsPanel::setComparison);
+    // The Caching panel's comparison carries the engine's counter and both runs' peaks.
+    context.jobs->listen<ex::CachingLab>(
+        this, [this](const CachingComparisonPtr& comparison) { setComparison(comparison); });
 }
 
 void MacCountsPanel::setModelConfig(std::optional<models::ModelConfig> config) {

@@ -3,8 +3,8 @@
 // attention and projections apart, on a log-log chart from the formula (for the loaded
 // model's shape); after a cached-vs-uncached run, the engine's per-step counter against the
 // formula with the measured step times, and the peak memory of both runs.
-#include "widgets/ChartPanel.hpp"
 #include "widgets/LabJobs.hpp"
+#include "widgets/LabPanel.hpp"
 
 #include <optional>
 
@@ -14,13 +14,13 @@ namespace inferscope::widgets {
 
 class TableModel;
 
-class MacCountsPanel : public ChartPanel {
+class MacCountsPanel : public LabPanel {
     Q_OBJECT
 public:
     enum Series { CachedAttention, UncachedAttention, CachedProjections, UncachedProjections };
 
     explicit MacCountsPanel(QWidget* parent = nullptr);
-    void subscribe(const LabJobs& jobs);
+    void attach(const PanelContext& context) override;
     void setModelConfig(std::optional<models::ModelConfig> config);
     void setComparison(compute::CachingComparisonPtr comparison);
     QSpinBox* generatedBox() const { return generated_; }

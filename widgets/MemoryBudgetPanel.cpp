@@ -18,11 +18,11 @@ namespace inferscope::widgets {
 namespace ex = compute::experiments;
 
 MemoryBudgetPanel::MemoryBudgetPanel(QWidget* parent)
-    : ChartPanel("memory-budget", tr("Memory budget"),
-                 tr("How many tokens of context fit beside the weights: (device memory - "
-                    "weights) / KV bytes per token, per model, for the GPU size, precisions "
-                    "and attention variant chosen below. A bar at the floor does not fit."),
-                 parent),
+    : LabPanel("memory-budget", tr("Memory budget"),
+               tr("How many tokens of context fit beside the weights: (device memory - "
+                  "weights) / KV bytes per token, per model, for the GPU size, precisions "
+                  "and attention variant chosen below. A bar at the floor does not fit."),
+               parent),
       model_(new TableModel(this)) {
     setAxis(Qt::Horizontal, tr("model"), AxisScale::Category);
     setAxis(Qt::Vertical, tr("context tokens that fit (log scale)"), AxisScale::Log);
@@ -98,9 +98,12 @@ MemoryBudgetPanel::MemoryBudgetPanel(QWidget* parent)
     rebuild();
 }
 
-void MemoryBudgetPanel::subscribe(const LabJobs& jobs) {
-    connect(&jobs, &LabJobs::modelLoaded, this, [this](const LoadedModelPtr& loaded) {
+void MemoryBudgetPanel::attach(const PanelContext& context) {
+    connect(context.jobs, &LabJobs::modelLoaded, this, [this](const LoadedModelPtr& loaded) {
         if (!loaded || !loaded->card) return;
+        // The device the lab runs on is one more size in the budget.
+        if (loaded->deviceBytes)
+            setDetectedDevice(QString::fromStdString(loaded->deviceName), loaded->deviceBytes);
         const auto& card = *loaded->card;
         setLoadedModel(
             ex::shapeOf(card.config, card.parameters,

@@ -4,8 +4,8 @@
 // presets of resources/model-presets.json. GPU size, weight and KV precision, context per
 // user and the attention variant (as built, MHA, MQA) are one click away; nothing runs on the
 // device, so the chart redraws as the controls change.
-#include "compute/experiments/MemoryBudget.hpp"
-#include "widgets/ChartPanel.hpp"
+#include "compute/experiments/budget/MemoryBudget.hpp"
+#include "widgets/LabPanel.hpp"
 
 #include <optional>
 
@@ -18,14 +18,14 @@ namespace inferscope::widgets {
 class LabJobs;
 class TableModel;
 
-class MemoryBudgetPanel : public ChartPanel {
+class MemoryBudgetPanel : public LabPanel {
     Q_OBJECT
 public:
     enum Series { ContextTokens };
 
     explicit MemoryBudgetPanel(QWidget* parent = nullptr);
     // Follows the lab's jobs: a loaded model becomes the first row.
-    void subscribe(const LabJobs& jobs);
+    void attach(const PanelContext& context) override;
     void setLoadedModel(std::optional<compute::experiments::ModelShape> shape);
     // Adds the presets of a user's file; false (and the reason in errorText) when refused.
     bool addPresets(const QString& path);

@@ -29,11 +29,11 @@ QTableView* makeView(TableModel* model, QWidget* parent) {
 } // namespace
 
 ModelCardPanel::ModelCardPanel(QWidget* parent)
-    : ChartPanel("model-card", tr("Model card"),
-                 tr("The loaded model's shape, what its stored weights weigh by tensor type, how "
-                    "many bytes one token of context costs in the KV cache, and what the chosen "
-                    "backend and format need on the device and the host against what they have."),
-                 parent),
+    : LabPanel("model-card", tr("Model card"),
+               tr("The loaded model's shape, what its stored weights weigh by tensor type, how "
+                  "many bytes one token of context costs in the KV cache, and what the chosen "
+                  "backend and format need on the device and the host against what they have."),
+               parent),
       info_(new TableModel(this)), weights_(new TableModel(this)), kv_(new TableModel(this)),
       footprint_(new TableModel(this)) {
     setAxis(Qt::Horizontal, tr("tensor type"), AxisScale::Category);
@@ -123,8 +123,8 @@ QString ModelCardPanel::footprintSummary() const {
     return {};
 }
 
-void ModelCardPanel::subscribe(const LabJobs& jobs) {
-    connect(&jobs, &LabJobs::modelLoaded, this,
+void ModelCardPanel::attach(const PanelContext& context) {
+    connect(context.jobs, &LabJobs::modelLoaded, this,
             [this](const LoadedModelPtr& model) { setModel(model ? model->card : nullptr); });
 }
 

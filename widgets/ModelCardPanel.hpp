@@ -3,7 +3,7 @@
 // tensor type (experiments::weightBytesByType, drawn as bars), its KV cache cost per
 // token (experiments::kvCacheBytes) and what it takes on the device and the host in the
 // chosen backend and format against what they have (compute::loadFootprintTable).
-#include "widgets/ChartPanel.hpp"
+#include "widgets/LabPanel.hpp"
 #include "widgets/RunRecords.hpp"
 
 class QTableView;
@@ -13,14 +13,14 @@ namespace inferscope::widgets {
 class LabJobs;
 class TableModel;
 
-class ModelCardPanel : public ChartPanel {
+class ModelCardPanel : public LabPanel {
     Q_OBJECT
 public:
     enum Series { WeightBytes };
 
     explicit ModelCardPanel(QWidget* parent = nullptr);
     // Follows the lab's jobs by itself: each model that loads.
-    void subscribe(const LabJobs& jobs);
+    void attach(const PanelContext& context) override;
     void setModel(ModelRecordPtr model);
     ModelRecordPtr modelRecord() const { return model_; }
     TableModel* infoModel() const { return info_; }

@@ -1,6 +1,7 @@
 #include "widgets/QuantLevelsPanel.hpp"
 
 #include "widgets/LabJobs.hpp"
+#include "widgets/LabSelection.hpp"
 #include "widgets/TableModel.hpp"
 
 #include <QHBoxLayout>
@@ -18,12 +19,12 @@ namespace inferscope::widgets {
 namespace experiments = compute::experiments;
 
 QuantLevelsPanel::QuantLevelsPanel(QWidget* parent)
-    : ChartPanel("quant-levels", tr("Quantization levels"),
-                 tr("Distinct INT8 (of 256) and INT4 (of 16) levels each dimension uses when one "
-                    "absmax scale covers the whole layer, and when the top K dimensions are kept "
-                    "aside so the scale follows the rest. A dimension cannot use more levels "
-                    "than the prompt has positions."),
-                 parent),
+    : LabPanel("quant-levels", tr("Quantization levels"),
+               tr("Distinct INT8 (of 256) and INT4 (of 16) levels each dimension uses when one "
+                  "absmax scale covers the whole layer, and when the top K dimensions are kept "
+                  "aside so the scale follows the rest. A dimension cannot use more levels "
+                  "than the prompt has positions."),
+               parent),
       model_(new TableModel(this)) {
     setAxis(Qt::Horizontal, tr("dimension, by max |h| (0: largest)"), AxisScale::Linear);
     setAxis(Qt::Vertical, tr("distinct levels used (log scale)"), AxisScale::Log);
@@ -172,9 +173,17 @@ void QuantLevelsPanel::rebuild() {
                    .arg(ceiling));
 }
 
-void QuantLevelsPanel::subscribe(const LabJobs& jobs) {
-    connect(&jobs, &LabJobs::activationsUpdated, this, &QuantLevelsPanel::setActivations);
-    connect(&jobs, &LabJobs::modelLoaded, this, [this] { setActivations(nullptr); });
+void QuantLevelsPanel::attach(const PanelContext& context) {
+    auto* selection = context.selection;
+    connect(context.jobs, &LabJobs::activationsUpdated, this,
+            [this, selection](const ActivationRecordPtr& record) {
+                setActivations(record);
+                // The panel had no layers before its data: now it can show the selected one.
+                setLayer(selection->layer());
+            });
+    connect(context.jobs, &LabJobs::modelLoaded, this, [this] { setActivations(nullptr); });
+    connect(this, &QuantLevelsPanel::layerChanged, selection, &LabSelection::setLayer);
+    connect(selection, &LabSelection::layerChanged, this, &QuantLevelsPanel::setLayer);
 }
 
 } // namespace inferscope::widgets

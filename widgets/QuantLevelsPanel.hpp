@@ -2,7 +2,8 @@
 // Chapter item 10: how many INT8 (of 256) and INT4 (of 16) levels each residual dimension
 // of one layer really uses when the whole tensor shares one absmax scale, and again when the
 // top-K outlier dimensions are kept aside (their own precision) so the scale follows the rest.
-#include "widgets/ChartPanel.hpp"
+#include "compute/experiments/quantization/ActivationReport.hpp"
+#include "widgets/LabPanel.hpp"
 #include "widgets/RunRecords.hpp"
 
 class QLabel;
@@ -17,14 +18,17 @@ class TableModel;
 // level tables; it computes none of its own.
 using compute::experiments::levelsByDimension;
 
-class QuantLevelsPanel : public ChartPanel {
+class QuantLevelsPanel : public LabPanel {
     Q_OBJECT
 public:
     enum Series { Int8Tensor, Int8Excluded, Int4Tensor, Int4Excluded };
 
     explicit QuantLevelsPanel(QWidget* parent = nullptr);
     // Follows the lab's jobs by itself: each run's prompt recording; cleared when a model loads.
-    void subscribe(const LabJobs& jobs);
+    void attach(const PanelContext& context) override;
+    QString emptyReason() const override {
+        return tr("this run did not record the residual stream");
+    }
     void setActivations(ActivationRecordPtr record);
     void setLayer(int layer);
     int layer() const { return layer_; }

@@ -19,11 +19,11 @@ namespace inferscope::widgets {
 namespace {} // namespace
 
 SchedulerPanel::SchedulerPanel(QWidget* parent)
-    : ChartPanel("scheduler", tr("Scheduler"),
-                 tr("Which request holds each slot at each step, run on the engine. Static "
-                    "(lower slots): a group holds its slots until its longest member is done "
-                    "(padding). Continuous (upper): a freed slot takes the next request."),
-                 parent),
+    : LabPanel("scheduler", tr("Scheduler"),
+               tr("Which request holds each slot at each step, run on the engine. Static "
+                  "(lower slots): a group holds its slots until its longest member is done "
+                  "(padding). Continuous (upper): a freed slot takes the next request."),
+               parent),
       model_(new TableModel(this)) {
     setAxis(Qt::Horizontal, tr("step"), AxisScale::Linear);
     setAxis(Qt::Vertical, tr("slot (static below, continuous above)"), AxisScale::Linear);
@@ -58,8 +58,7 @@ SchedulerPanel::SchedulerPanel(QWidget* parent)
     seed_->setRange(0, 1000000);
     seed_->setValue(1);
     controls->addWidget(seed_);
-    controls_ =
-        new JobControls(this, "scheduler", tr("Run static vs continuous"), JobKind::Scheduler);
+    controls_ = new JobControls(this, "scheduler", tr("Run static vs continuous"));
     extrasLayout()->addLayout(controls);
     controls = new QHBoxLayout;
     controls->addWidget(controls_->runButton());
@@ -75,14 +74,14 @@ SchedulerPanel::SchedulerPanel(QWidget* parent)
     view->setMaximumHeight(170);
     extrasLayout()->addWidget(view);
 
-    connect(controls_->runButton(), &QPushButton::clicked, this,
-            [this] { emit scheduleRequested(request()); });
-    connect(controls_->cancelButton(), &QPushButton::clicked, this,
-            &SchedulerPanel::cancelRequested);
+    connect(controls_->runButton(), &QPushButton::clicked, this, [this] { run(request()); });
+    connect(controls_, &JobControls::ended, this, [this](bool ok, const QString& error) {
+        emit jobEnded(tr("Static vs continuous batching"), ok, error);
+    });
 }
 
-compute::SchedulingRequest SchedulerPanel::request() const {
-    compute::SchedulingRequest r;
+compute::experiments::SchedulingRequest SchedulerPanel::request() const {
+    compute::experiments::SchedulingRequest r;
     r.slotCount = std::uint32_t(slots_->value());
     if (mix_->currentIndex() == 1) {
         r.mix = {16, 12, 64, 300, 1};
@@ -158,11 +157,30 @@ std::vector<compute::Table> SchedulerPanel::dataTables() const {
     return tables_;
 }
 
-void SchedulerPanel::subscribe(const LabJobs& jobs) {
-    connect(&jobs, &LabJobs::schedulerReady, this,
-            [this](const TablesPtr& tables) { setTables(*tables); });
-    controls_->subscribe(jobs);
-    connect(&jobs, &LabJobs::modelLoaded, this, [this] { clear(); });
+void SchedulerPanel::attach(const PanelContext& context) {
+    controls_->attach(*context.jobs);
+    context.jobs->listen<compute::experiments::SchedulerLab>(
+        this, [this](const std::vector<compute::Table>& tables) { setTables(tables); });
+    connect(context.jobs, &LabJobs::modelLoaded, this, [this](const LoadedModelPtr& model) {
+        backend_ = QString::fromStdString(model->backend);
+        clear();
+    });
+}
+
+quint64 SchedulerPanel::run(const compute::experiments::SchedulingRequest& request) {
+    return controls_->run(
+        [&](LabJobs& jobs) { return jobs.runLab<compute::experiments::SchedulerLab>(request); });
+}
+
+std::optional<quint64> SchedulerPanel::runScripted() {
+    setSmallMix(true);
+    setSlots(kScriptSlots);
+    return run(request());
+}
+
+QString SchedulerPanel::emptyReason() const {
+    return tr("batching runs on the GPU engine; the backend (%1) serves one sequence")
+        .arg(backend_);
 }
 
 } // namespace inferscope::widgets

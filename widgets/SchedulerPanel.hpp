@@ -3,10 +3,10 @@
 // timeline (step x slot): each generating slot-step a dot, neighbouring requests in a slot in
 // alternating colours, padding (a finished request still holding its slot) apart; static on
 // the lower slots, continuous above. The table holds each policy's measured figures beside
-// the simulator's prediction (experiments/Scheduler).
-#include "compute/session/LabSession.hpp"
-#include "widgets/ChartPanel.hpp"
+// the simulator's prediction (compute/experiments/serving/SchedulerLab).
+#include "compute/experiments/serving/SchedulerLab.hpp"
 #include "widgets/JobControls.hpp"
+#include "widgets/LabPanel.hpp"
 
 class QComboBox;
 class QSpinBox;
@@ -15,19 +15,24 @@ namespace inferscope::widgets {
 
 class TableModel;
 
-class SchedulerPanel : public ChartPanel {
+class SchedulerPanel : public LabPanel {
     Q_OBJECT
 public:
     enum Series { StaticEven, StaticOdd, StaticPadding, ContinuousEven, ContinuousOdd };
 
+    // The scripted run: the small mix on this many slots.
+    static constexpr int kScriptSlots = 4;
+
     explicit SchedulerPanel(QWidget* parent = nullptr);
-    void subscribe(const LabJobs& jobs);
+    void attach(const PanelContext& context) override;
+    std::optional<quint64> runScripted() override;
+    QString emptyReason() const override;
+    // Starts both policies (0: busy).
+    quint64 run(const compute::experiments::SchedulingRequest& request);
     void setTables(std::vector<compute::Table> tables);
     void clear();
-    void setRunning(bool running) { controls_->setRunning(running); }
-    void setProgress(const QString& line) { controls_->setProgress(line); }
     // The chapter's mix (64 requests) or a small one (16 requests, for a quick run).
-    compute::SchedulingRequest request() const;
+    compute::experiments::SchedulingRequest request() const;
     void setSmallMix(bool small);
     void setSlots(int slots);
     QPushButton* runButton() const { return controls_->runButton(); }
@@ -35,11 +40,8 @@ public:
     TableModel* model() const { return model_; }
     std::vector<compute::Table> dataTables() const override;
 
-signals:
-    void scheduleRequested(const compute::SchedulingRequest& request);
-    void cancelRequested();
-
 private:
+    QString backend_;
     std::vector<compute::Table> tables_;
     TableModel* model_;
     QSpinBox* slots_;

@@ -1,7 +1,9 @@
 #include "widgets/SchemesPanel.hpp"
 
-#include "models/quant/WeightQuantizer.hpp"
+#include "compute/experiments/quantization/QuantizationLabs.hpp"
 #include "widgets/LabJobs.hpp"
+
+#include "models/quant/WeightQuantizer.hpp"
 #include "widgets/TableModel.hpp"
 
 #include <QComboBox>
@@ -21,6 +23,8 @@
 
 namespace inferscope::widgets {
 
+namespace ex = compute::experiments;
+
 QStringList SchemesPanel::allSchemes() {
     QStringList names;
     for (const auto& spec : models::standardQuantSchemes())
@@ -29,11 +33,11 @@ QStringList SchemesPanel::allSchemes() {
 }
 
 SchemesPanel::SchemesPanel(QWidget* parent)
-    : ChartPanel("schemes", tr("Schemes"),
-                 tr("Each weight quantization scheme's relative error ||W - W^|| / ||W|| over "
-                    "every projection matrix and, once measured, its perplexity (log scale: "
-                    "lower is better), next to its bits per weight."),
-                 parent),
+    : LabPanel("schemes", tr("Schemes"),
+               tr("Each weight quantization scheme's relative error ||W - W^|| / ||W|| over "
+                  "every projection matrix and, once measured, its perplexity (log scale: "
+                  "lower is better), next to its bits per weight."),
+               parent),
       model_(new TableModel(this)) {
     setAxis(Qt::Horizontal, tr("scheme"), AxisScale::Category);
     setAxis(Qt::Vertical, tr("mean weight error (%)"), AxisScale::Linear);
@@ -54,7 +58,8 @@ SchemesPanel::SchemesPanel(QWidget* parent)
     list_->setMaximumHeight(150);
     grid->addWidget(list_, 0, 0, 4, 1);
 
-    weightButton_ = new QPushButton(tr("Measure weight errors"), this);
+    controls_ = new JobControls(this, "schemes", tr("Measure weight errors"));
+    weightButton_ = controls_->runButton();
     weightButton_->setObjectName("weightReportButton");
     weightButton_->setToolTip(tr("Packs every projection matrix with each ticked scheme and "
                                  "measures ||W - W^|| / ||W|| (worker thread)"));
@@ -63,13 +68,11 @@ SchemesPanel::SchemesPanel(QWidget* parent)
     qualityButton_->setToolTip(
         tr("Perplexity on the corpus, the factual battery and token "
            "agreement for each ticked scheme (worker thread; can take long)"));
-    cancelButton_ = new QPushButton(tr("Cancel"), this);
-    cancelButton_->setObjectName("schemesCancel");
-    cancelButton_->setEnabled(false);
+    controls_->addRunButton(qualityButton_);
     auto* buttons = new QHBoxLayout;
     buttons->addWidget(weightButton_);
     buttons->addWidget(qualityButton_);
-    buttons->addWidget(cancelButton_);
+    buttons->addWidget(controls_->cancelButton());
     grid->addLayout(buttons, 0, 1);
 
     auto* sizes = new QHBoxLayout;
@@ -94,10 +97,8 @@ SchemesPanel::SchemesPanel(QWidget* parent)
     progress_ = new QProgressBar(this);
     progress_->setRange(0, 100);
     progress_->hide();
-    progressLabel_ = new QLabel(this);
-    progressLabel_->setObjectName("schemesProgress");
     grid->addWidget(progress_, 2, 1);
-    grid->addWidget(progressLabel_, 3, 1);
+    grid->addWidget(controls_->progressLabel(), 3, 1);
 
     auto* generation = new QHBoxLayout;
     generation->addWidget(new QLabel(tr("Generate with"), this));
@@ -122,15 +123,17 @@ SchemesPanel::SchemesPanel(QWidget* parent)
     extrasLayout()->addWidget(view);
 
     connect(weightButton_, &QPushButton::clicked, this,
-            [this] { emit weightReportRequested(checkedSchemes()); });
+            [this] { runWeightReport(checkedSchemes()); });
     connect(qualityButton_, &QPushButton::clicked, this, [this] {
-        emit qualityReportRequested(checkedSchemes(), perplexityTokens_->value(),
-                                    questions_->value());
+        runQualityReport(checkedSchemes(), perplexityTokens_->value(), questions_->value());
     });
-    connect(cancelButton_, &QPushButton::clicked, this, &SchemesPanel::cancelRequested);
+    connect(controls_, &JobControls::progressed, this, &SchemesPanel::setProgress);
+    connect(controls_, &JobControls::ended, this, [this](bool ok, const QString& error) {
+        showRunning(false);
+        emit jobEnded(tr("Scheme report"), ok, error);
+    });
     connect(list_, &QListWidget::currentTextChanged, this, &SchemesPanel::currentSchemeChanged);
-    connect(generationBox_, &QComboBox::textActivated, this,
-            &SchemesPanel::generationSchemeRequested);
+    connect(generationBox_, &QComboBox::textActivated, this, &SchemesPanel::pickGenerationScheme);
     connect(model_, &QAbstractItemModel::modelReset, this, &SchemesPanel::rebuild);
     connect(model_, &QAbstractItemModel::rowsInserted, this, &SchemesPanel::rebuild);
     rebuild();
@@ -175,20 +178,56 @@ void SchemesPanel::clearReports() {
     model_->setTable({});
 }
 
-void SchemesPanel::setRunning(bool running) {
-    weightButton_->setEnabled(!running);
-    qualityButton_->setEnabled(!running);
-    cancelButton_->setEnabled(running);
+void SchemesPanel::pickGenerationScheme(const QString& scheme) {
+    const bool onGpu = context_.requestGenerationFormat && context_.requestGenerationFormat(scheme);
+    setGenerationScheme(scheme, onGpu);
+}
+
+void SchemesPanel::showRunning(bool running) {
     progress_->setVisible(running);
-    if (running) {
-        progress_->setValue(0);
-        progressLabel_->clear();
-    }
+    progress_->setValue(0);
 }
 
 void SchemesPanel::setProgress(const QString& line, int percent) {
-    progressLabel_->setText(line);
+    controls_->progressLabel()->setText(line);
     if (percent >= 0) progress_->setValue(percent);
+}
+
+std::vector<models::QuantSchemeSpec> SchemesPanel::parsed(const QStringList& schemes) {
+    std::vector<models::QuantSchemeSpec> specs;
+    for (const auto& name : schemes) specs.push_back(models::parseQuantScheme(name.toStdString()));
+    return specs;
+}
+
+quint64 SchemesPanel::runWeightReport(const QStringList& schemes) {
+    ex::WeightReportOptions request;
+    try {
+        request.schemes = parsed(schemes);
+    } catch (const std::exception& error) {
+        emit jobEnded(tr("Scheme report"), false, QString::fromUtf8(error.what()));
+        return 0;
+    }
+    const auto job =
+        controls_->run([&](LabJobs& jobs) { return jobs.runLab<ex::WeightReportLab>(request); });
+    showRunning(job != 0);
+    return job;
+}
+
+quint64 SchemesPanel::runQualityReport(const QStringList& schemes, int perplexityTokens,
+                                       int questions) {
+    ex::QualityRequest request;
+    try {
+        request.schemes = parsed(schemes);
+    } catch (const std::exception& error) {
+        emit jobEnded(tr("Scheme report"), false, QString::fromUtf8(error.what()));
+        return 0;
+    }
+    request.perplexityTokens = perplexityTokens;
+    request.batteryQuestions = questions;
+    const auto job =
+        controls_->run([&](LabJobs& jobs) { return jobs.runLab<ex::QualityReportLab>(request); });
+    showRunning(job != 0);
+    return job;
 }
 
 void SchemesPanel::setGenerationScheme(const QString& scheme, bool runsOnGpu) {
@@ -254,17 +293,20 @@ void SchemesPanel::rebuild() {
                    .arg(names.size()));
 }
 
-void SchemesPanel::subscribe(const LabJobs& jobs) {
-    connect(&jobs, &LabJobs::weightReportReady, this,
-            [this](const TablesPtr& tables) { setWeightReport(*tables); });
-    connect(&jobs, &LabJobs::qualityReportReady, this,
-            [this](const TablesPtr& tables) { setQualityReport(*tables); });
-    connect(&jobs, &LabJobs::jobProgress, this,
-            [this](quint64, JobKind kind, const QString& stage, int percent) {
-                if (kind == JobKind::WeightReport || kind == JobKind::QualityReport)
-                    setProgress(stage, percent);
-            });
-    connect(&jobs, &LabJobs::modelLoaded, this, [this] { clearReports(); });
+void SchemesPanel::attach(const PanelContext& context) {
+    context_ = context;
+    controls_->attach(*context.jobs);
+    context.jobs->listen<ex::WeightReportLab>(
+        this, [this](const std::vector<compute::Table>& tables) { setWeightReport(tables); });
+    context.jobs->listen<ex::QualityReportLab>(
+        this, [this](const std::vector<compute::Table>& tables) { setQualityReport(tables); });
+    connect(context.jobs, &LabJobs::modelLoaded, this, [this](const LoadedModelPtr& model) {
+        clearReports();
+        setGenerationScheme(QString::fromStdString(model->generationFormat), true);
+    });
+    connect(context.jobs, &LabJobs::formatSwitched, this, [this](const FormatSwitchPtr& result) {
+        setGenerationScheme(QString::fromStdString(result->format), true);
+    });
 }
 
 } // namespace inferscope::widgets

@@ -2,6 +2,8 @@
 
 #include "widgets/TableModel.hpp"
 
+#include "models/quant/WeightQuantizer.hpp"
+
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -19,11 +21,11 @@ namespace inferscope::widgets {
 namespace ex = compute::experiments;
 
 SoftLabelsPanel::SoftLabelsPanel(QWidget* parent)
-    : ChartPanel("soft-labels", tr("Soft labels"),
-                 tr("The next token's probabilities after a prompt at temperature T "
-                    "(softmax of logits / T): the hard label is only the first bar. Raising T "
-                    "takes the T-th root of every ratio between bars."),
-                 parent),
+    : LabPanel("soft-labels", tr("Soft labels"),
+               tr("The next token's probabilities after a prompt at temperature T "
+                  "(softmax of logits / T): the hard label is only the first bar. Raising T "
+                  "takes the T-th root of every ratio between bars."),
+               parent),
       divergence_(new TableModel(this)) {
     setAxis(Qt::Horizontal, tr("next token"), AxisScale::Category);
     setAxis(Qt::Vertical, tr("probability"), AxisScale::Linear);
@@ -31,12 +33,12 @@ SoftLabelsPanel::SoftLabelsPanel(QWidget* parent)
     setEmptyHint(tr("Press \"Next-token distribution\" below: the reference and each scheme "
                     "run the prompt once."));
     auto* row = new QHBoxLayout;
-    prompt_ = new QLineEdit(QString::fromStdString(compute::SoftLabelRequest{}.prompt), this);
+    prompt_ = new QLineEdit(QString::fromStdString(ex::SoftLabelRequest{}.prompt), this);
     prompt_->setObjectName("softLabelsPrompt");
     row->addWidget(prompt_, 3);
-    run_ = new QPushButton(tr("Next-token distribution"), this);
-    run_->setObjectName("softLabelsRun");
-    row->addWidget(run_);
+    controls_ = new JobControls(this, "softLabels", tr("Next-token distribution"));
+    row->addWidget(controls_->runButton());
+    row->addWidget(controls_->cancelButton());
     row->addWidget(new QLabel(tr("T"), this));
     slider_ = new QSlider(Qt::Horizontal, this);
     slider_->setObjectName("softLabelsTemperature");
@@ -51,6 +53,7 @@ SoftLabelsPanel::SoftLabelsPanel(QWidget* parent)
     top_->setValue(8);
     row->addWidget(top_);
     extrasLayout()->addLayout(row);
+    extrasLayout()->addWidget(controls_->progressLabel());
     auto* view = new QTableView(this);
     view->setObjectName("schemeDivergence");
     view->setModel(divergence_);
@@ -58,15 +61,41 @@ SoftLabelsPanel::SoftLabelsPanel(QWidget* parent)
     view->verticalHeader()->hide();
     view->setMaximumHeight(150);
     extrasLayout()->addWidget(view);
-    connect(run_, &QPushButton::clicked, this, [this] { emit runRequested(prompt()); });
+    connect(controls_->runButton(), &QPushButton::clicked, this, [this] {
+        QStringList names;
+        for (const auto& scheme : ex::defaultSoftLabelSchemes())
+            names << QString::fromStdString(scheme.name());
+        run(names);
+    });
+    connect(controls_, &JobControls::ended, this,
+            [this](bool ok, const QString& error) { emit jobEnded(tr("Soft labels"), ok, error); });
     connect(slider_, &QSlider::valueChanged, this, &SoftLabelsPanel::rebuild);
     connect(top_, &QSpinBox::valueChanged, this, &SoftLabelsPanel::rebuild);
     rebuild();
 }
 
-void SoftLabelsPanel::subscribe(const LabJobs& jobs) {
-    connect(&jobs, &LabJobs::softLabelsReady, this, &SoftLabelsPanel::setDistribution);
-    connect(&jobs, &LabJobs::modelLoaded, this, [this] { setDistribution(nullptr); });
+void SoftLabelsPanel::attach(const PanelContext& context) {
+    controls_->attach(*context.jobs);
+    context.jobs->listen<ex::SoftLabelsLab>(
+        this, [this](const ex::NextTokenDistributionPtr& labels) { setDistribution(labels); });
+    connect(context.jobs, &LabJobs::modelLoaded, this, [this] { setDistribution(nullptr); });
+}
+
+quint64 SoftLabelsPanel::run(const QStringList& schemes) {
+    ex::SoftLabelRequest request;
+    request.prompt = prompt().toStdString();
+    try {
+        for (const auto& name : schemes)
+            request.schemes.push_back(models::parseQuantScheme(name.toStdString()));
+    } catch (const std::exception& error) {
+        emit jobEnded(tr("Soft labels"), false, QString::fromUtf8(error.what()));
+        return 0;
+    }
+    return controls_->run([&](LabJobs& jobs) { return jobs.runLab<ex::SoftLabelsLab>(request); });
+}
+
+std::optional<quint64> SoftLabelsPanel::runScripted() {
+    return run({"int8-row", "int4-g128"});
 }
 
 void SoftLabelsPanel::setDistribution(ex::NextTokenDistributionPtr labels) {
@@ -74,11 +103,6 @@ void SoftLabelsPanel::setDistribution(ex::NextTokenDistributionPtr labels) {
     divergence_->setTable(labels_ && !labels_->schemes.empty() ? ex::schemeDivergenceTable(*labels_)
                                                                : compute::Table{});
     rebuild();
-}
-
-void SoftLabelsPanel::setRunning(bool running) {
-    run_->setEnabled(!running);
-    run_->setText(running ? tr("Running…") : tr("Next-token distribution"));
 }
 
 double SoftLabelsPanel::temperature() const {

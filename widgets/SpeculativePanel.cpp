@@ -1,5 +1,6 @@
 #include "widgets/SpeculativePanel.hpp"
 
+#include "widgets/LabJobs.hpp"
 #include "widgets/TableModel.hpp"
 
 #include <QHBoxLayout>
@@ -27,12 +28,12 @@ QTableView* tableView(TableModel* model, const char* name, QWidget* parent) {
 } // namespace
 
 SpeculativePanel::SpeculativePanel(QWidget* parent)
-    : ChartPanel("speculative", tr("Speculative decoding"),
-                 tr("A quantized copy of the model drafts g tokens, the model checks them in one "
-                    "step and keeps the agreeing prefix plus its own next token. The speedup "
-                    "predicted from the measured acceptance alpha and draft cost c, beside the "
-                    "real runs: below 1, speculation loses."),
-                 parent),
+    : LabPanel("speculative", tr("Speculative decoding"),
+               tr("A quantized copy of the model drafts g tokens, the model checks them in one "
+                  "step and keeps the agreeing prefix plus its own next token. The speedup "
+                  "predicted from the measured acceptance alpha and draft cost c, beside the "
+                  "real runs: below 1, speculation loses."),
+               parent),
       acceptance_(new TableModel(this)), runs_(new TableModel(this)) {
     setAxis(Qt::Horizontal, tr("draft length g"), AxisScale::Linear);
     setAxis(Qt::Vertical, tr("speedup (x)"), AxisScale::Linear);
@@ -55,8 +56,7 @@ SpeculativePanel::SpeculativePanel(QWidget* parent)
     tokens_->setRange(8, 512);
     tokens_->setValue(64);
     row->addWidget(tokens_);
-    controls_ =
-        new JobControls(this, "speculative", tr("Measure speculation"), JobKind::Speculative);
+    controls_ = new JobControls(this, "speculative", tr("Measure speculation"));
     row->addWidget(controls_->runButton());
     row->addWidget(controls_->cancelButton());
     row->addWidget(controls_->progressLabel(), 1);
@@ -64,18 +64,42 @@ SpeculativePanel::SpeculativePanel(QWidget* parent)
     extrasLayout()->addWidget(tableView(acceptance_, "speculativeAcceptance", this));
     extrasLayout()->addWidget(tableView(runs_, "speculativeRuns", this));
 
-    connect(runButton(), &QPushButton::clicked, this, [this] { emit runRequested(request()); });
-    connect(cancelButton(), &QPushButton::clicked, this, &SpeculativePanel::cancelRequested);
+    connect(runButton(), &QPushButton::clicked, this, [this] { run(request()); });
+    connect(controls_, &JobControls::ended, this, [this](bool ok, const QString& error) {
+        emit jobEnded(tr("Speculative decoding"), ok, error);
+    });
 }
 
-void SpeculativePanel::subscribe(const LabJobs& jobs) {
-    connect(&jobs, &LabJobs::speculativeReady, this, &SpeculativePanel::setStudy);
-    controls_->subscribe(jobs);
-    connect(&jobs, &LabJobs::modelLoaded, this, [this] { setStudy(nullptr); });
+void SpeculativePanel::attach(const PanelContext& context) {
+    controls_->attach(*context.jobs);
+    context.jobs->listen<ex::SpeculativeLab>(
+        this, [this](const ex::SpeculativeStudyPtr& study) { setStudy(study); });
+    connect(context.jobs, &LabJobs::modelLoaded, this, [this](const LoadedModelPtr& model) {
+        backend_ = QString::fromStdString(model->backend);
+        setStudy(nullptr);
+    });
 }
 
-compute::SpeculativeRequest SpeculativePanel::request() const {
-    compute::SpeculativeRequest r;
+quint64 SpeculativePanel::run(const ex::SpeculativeRequest& request) {
+    return controls_->run([&](LabJobs& jobs) { return jobs.runLab<ex::SpeculativeLab>(request); });
+}
+
+std::optional<quint64> SpeculativePanel::runScripted() {
+    setPositions(kScriptPositions);
+    setRunTokens(kScriptTokens);
+    auto scripted = request();
+    scripted.study.draftFormats = {"int8-row", "int4-g128"};
+    return run(scripted);
+}
+
+QString SpeculativePanel::emptyReason() const {
+    return tr("speculative decoding runs a target and a draft engine on the GPU; the backend "
+              "is %1")
+        .arg(backend_);
+}
+
+ex::SpeculativeRequest SpeculativePanel::request() const {
+    ex::SpeculativeRequest r;
     r.study.positions = std::uint32_t(positions_->value());
     r.study.runTokens = tokens_->value();
     return r;

@@ -3,11 +3,9 @@
 // the draft length g (from the measured alpha and draft cost c) beside the speedups the real
 // runs measured and the break-even line; tables of alpha, c and memory per draft scheme and
 // of the real runs (greedy output identical to the target's, or not).
-#include "compute/experiments/SpeculativeDecoding.hpp"
-#include "compute/session/LabSession.hpp"
-#include "widgets/ChartPanel.hpp"
+#include "compute/experiments/speculative/SpeculativeLab.hpp"
 #include "widgets/JobControls.hpp"
-#include "widgets/LabJobs.hpp"
+#include "widgets/LabPanel.hpp"
 
 class QPushButton;
 class QSpinBox;
@@ -16,19 +14,26 @@ namespace inferscope::widgets {
 
 class TableModel;
 
-class SpeculativePanel : public ChartPanel {
+class SpeculativePanel : public LabPanel {
     Q_OBJECT
 public:
     enum Series { Predicted, Measured, BreakEven };
 
+    // The scripted run: two drafts over this many positions, this many tokens per run (the
+    // panel's defaults: every draft, 144 positions, 64 tokens).
+    static constexpr int kScriptPositions = 48;
+    static constexpr int kScriptTokens = 24;
+
     explicit SpeculativePanel(QWidget* parent = nullptr);
-    void subscribe(const LabJobs& jobs);
+    void attach(const PanelContext& context) override;
+    std::optional<quint64> runScripted() override;
+    QString emptyReason() const override;
+    // Starts the study (0: busy).
+    quint64 run(const compute::experiments::SpeculativeRequest& request);
     void setStudy(compute::experiments::SpeculativeStudyPtr study);
     compute::experiments::SpeculativeStudyPtr study() const { return study_; }
-    void setRunning(bool running) { controls_->setRunning(running); }
-    void setProgress(const QString& line) { controls_->setProgress(line); }
     // The request the controls describe: every draft scheme, g = 2, 4, 8.
-    compute::SpeculativeRequest request() const;
+    compute::experiments::SpeculativeRequest request() const;
     void setPositions(int positions);
     void setRunTokens(int tokens);
     QPushButton* runButton() const { return controls_->runButton(); }
@@ -37,11 +42,8 @@ public:
     TableModel* runsModel() const { return runs_; }
     std::vector<compute::Table> dataTables() const override;
 
-signals:
-    void runRequested(const inferscope::compute::SpeculativeRequest& request);
-    void cancelRequested();
-
 private:
+    QString backend_;
     compute::experiments::SpeculativeStudyPtr study_;
     TableModel* acceptance_;
     TableModel* runs_;

@@ -1,7 +1,7 @@
 #include "widgets/TimingsPanel.hpp"
 
-#include "compute/experiments/RunEvidence.hpp"
-#include "compute/experiments/RunTables.hpp"
+#include "compute/experiments/run/RunEvidence.hpp"
+#include "compute/experiments/run/RunTables.hpp"
 #include "widgets/LabJobs.hpp"
 #include "widgets/TableModel.hpp"
 
@@ -10,11 +10,11 @@
 namespace inferscope::widgets {
 
 TimingsPanel::TimingsPanel(QWidget* parent)
-    : ChartPanel("timings", tr("Prefill vs decode"),
-                 tr("The prompt is processed in one pass that ends in the first token (time to "
-                    "first token); every further token needs a pass of its own. The line under "
-                    "the chart says how far the decode steps of this run spread."),
-                 parent),
+    : LabPanel("timings", tr("Prefill vs decode"),
+               tr("The prompt is processed in one pass that ends in the first token (time to "
+                  "first token); every further token needs a pass of its own. The line under "
+                  "the chart says how far the decode steps of this run spread."),
+               parent),
       model_(new TableModel(this)) {
     setAxis(Qt::Horizontal, tr("generated token"), AxisScale::Linear);
     setAxis(Qt::Vertical, tr("time (ms, log scale)"), AxisScale::Log);
@@ -98,9 +98,12 @@ void TimingsPanel::rebuild() {
     setSummary(text);
 }
 
-void TimingsPanel::subscribe(const LabJobs& jobs) {
-    connect(&jobs, &LabJobs::runUpdated, this, &TimingsPanel::setRun);
-    connect(&jobs, &LabJobs::modelLoaded, this, [this] { setRun(nullptr); });
+void TimingsPanel::attach(const PanelContext& context) {
+    auto* jobs = context.jobs;
+    connect(jobs, &LabJobs::runProgressed, this,
+            [this](const RunDeltaPtr& delta) { setRun(live_.apply(*delta)); });
+    connect(jobs, &LabJobs::runFinished, this, &TimingsPanel::setRun);
+    connect(jobs, &LabJobs::modelLoaded, this, [this] { setRun(nullptr); });
 }
 
 } // namespace inferscope::widgets

@@ -1,7 +1,8 @@
 #include "app/cli/Arguments.hpp"
 #include "app/cli/Commands.hpp"
 #include "app/cli/Output.hpp"
-#include "compute/experiments/AttentionHeadCost.hpp"
+#include "compute/experiments/attention/AttentionHeadLab.hpp"
+#include "compute/session/LabSession.hpp"
 #include "compute/vulkan/VulkanContext.hpp"
 #include "models/LoadedModel.hpp"
 
@@ -9,7 +10,7 @@
 
 namespace inferscope::cli {
 
-int runAttention(const CommandArgs& args, std::ostream& out) {
+static int runAttention(const CommandArgs& args, std::ostream& out) {
     Arguments a(args, {{"--lengths", "--dim", "--repeats", "--device"}, {"--json"}, {}});
     if (a.positionals().size() > 1)
         throw UsageError("usage: attention [MODEL] [--lengths 256,512,1024,2048,4096] [--dim 64] "
@@ -31,19 +32,23 @@ int runAttention(const CommandArgs& args, std::ostream& out) {
     for (auto n : options.lengths)
         if (n < 2) throw UsageError("--lengths: a length must be at least 2");
     options.repeats = static_cast<int>(a.integer("--repeats", 3, 1, 100));
-    compute::ContextOptions context;
+    ex::AttentionHeadRequest request;
+    request.options = options;
     if (a.value("--device"))
-        context.deviceIndex = static_cast<std::uint32_t>(a.integer("--device", 0, 0, 64));
-    compute::VulkanContext device(context);
-    std::vector<ex::AttentionHeadPoint> points;
+        request.deviceIndex = static_cast<std::uint32_t>(a.integer("--device", 0, 0, 64));
+    compute::LabSession session; // no model: the head's own buffers on the device
+    compute::JobControl control;
+    control.progress = [](const std::string& stage, int) {
+        std::cerr << "attention: " << stage << "\n";
+    };
+    ex::AttentionHeadLab::Result result;
     try {
-        points = ex::measureAttentionHead(
-            device, options, [](std::uint32_t n) { std::cerr << "attention: n = " << n << "\n"; });
+        result = ex::AttentionHeadLab::run(session, request, control);
     } catch (const std::invalid_argument& e) {
         throw UsageError(e.what());
     }
-    printTables(out, {ex::attentionHeadTable(points, options.headDim, device.info().name)},
-                a.flag("--json"));
+    printTables(out, ex::AttentionHeadLab::tables(result), a.flag("--json"));
+    const auto& points = result.points;
     for (const auto& p : points)
         if (p.uncachedMaxError > ex::kAttentionHeadTolerance ||
             p.cachedMaxError > ex::kAttentionHeadTolerance)
@@ -51,5 +56,12 @@ int runAttention(const CommandArgs& args, std::ostream& out) {
                                      std::to_string(p.length));
     return 0;
 }
+
+extern const CliCommand attentionCommand{
+    "attention",
+    "  attention [MODEL] [--lengths 256,512,1024,2048,4096] [--dim 64] [--repeats N]\n"
+    "                                   one attention head, one step, uncached (n x n\n"
+    "                                   scores) vs cached (1 x n): bytes and time\n",
+    runAttention, false};
 
 } // namespace inferscope::cli

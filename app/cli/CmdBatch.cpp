@@ -4,6 +4,7 @@
 #include "app/cli/Commands.hpp"
 #include "app/cli/Output.hpp"
 #include "app/cli/ServingEngine.hpp"
+#include "compute/experiments/batching/BatchingLab.hpp"
 
 #include <algorithm>
 #include <iostream>
@@ -37,13 +38,13 @@ std::vector<std::uint32_t> parseBatches(const std::string& text) {
 }
 } // namespace
 
-int runBatch(const CommandArgs& args, std::ostream& out) {
+static int runBatch(const CommandArgs& args, std::ostream& out) {
     OptionSpec spec{{"--batches", "--context", "--steps"}, {"--json", "--quiet"}, {}};
     addBackendOptions(spec);
     Arguments a(args, spec);
     a.requirePositionals({"MODEL"});
     const BackendArguments backend = backendArguments(a);
-    compute::BatchingRequest request;
+    compute::experiments::BatchingRequest request;
     if (auto list = a.value("--batches")) request.batches = parseBatches(*list);
     request.context = std::uint32_t(a.integer("--context", 64, 1, 1 << 20));
     request.steps = std::uint32_t(a.integer("--steps", 8, 1, 4096));
@@ -65,10 +66,17 @@ int runBatch(const CommandArgs& args, std::ostream& out) {
     control.progress = [&](const std::string& stage, int) {
         if (!quiet) std::cerr << "batch: " << stage << "\n";
     };
-    auto tables = serving.session->batchingSweep(request, control);
+    auto tables = compute::experiments::BatchingLab::run(*serving.session, request, control);
     if (!serving.capNote.empty()) tables.front().notes.push_back(serving.capNote + ".");
     printTables(out, tables, a.flag("--json"));
     return 0;
 }
+
+extern const CliCommand batchCommand{
+    "batch",
+    "  batch MODEL [--batches 1,2,4,...,64] [--context C] [--steps N] [--format F]\n"
+    "                                   batched decode: tokens/s and latency per B, the\n"
+    "                                   knee, the roofline, batched vs alone tokens\n",
+    runBatch};
 
 } // namespace inferscope::cli

@@ -1,7 +1,7 @@
 #include "app/cli/Arguments.hpp"
 #include "app/cli/Commands.hpp"
 #include "app/cli/Output.hpp"
-#include "compute/experiments/MemoryBudget.hpp"
+#include "compute/experiments/budget/MemoryBudget.hpp"
 #include "compute/vulkan/VulkanContext.hpp"
 
 #include <algorithm>
@@ -30,7 +30,7 @@ std::optional<std::pair<std::string, std::uint64_t>> detectedDevice(const Argume
 
 } // namespace
 
-int runBudget(const CommandArgs& args, std::ostream& out) {
+static int runBudget(const CommandArgs& args, std::ostream& out) {
     Arguments a(args, {{"--gpu", "--precision", "--kv", "--context", "--variant", "--reserve",
                         "--presets", "--device"},
                        {"--json", "--no-presets", "--no-detect"},
@@ -76,5 +76,14 @@ int runBudget(const CommandArgs& args, std::ostream& out) {
     printTables(out, ex::memoryBudgetTables(shapes, query), a.flag("--json"));
     return 0;
 }
+
+extern const CliCommand budgetCommand{
+    "budget",
+    "  budget [MODEL] [--gpu 8,16,24,80] [--precision fp16,int8,int4] [--kv fp16|int8|int4]\n"
+    "         [--context N] [--variant as-built|mha|mqa] [--reserve GIB] [--presets FILE]\n"
+    "         [--no-presets] [--device N | --no-detect]\n"
+    "                                   weights + KV per token x tokens <= device memory:\n"
+    "                                   context tokens and users that fit, per model\n",
+    runBudget, false};
 
 } // namespace inferscope::cli

@@ -2,7 +2,8 @@
 #include "app/cli/Backends.hpp"
 #include "app/cli/Commands.hpp"
 #include "app/cli/Output.hpp"
-#include "compute/experiments/RunTables.hpp"
+#include "compute/experiments/caching/CachingLab.hpp"
+#include "compute/experiments/run/RunTables.hpp"
 #include "compute/session/LabSession.hpp"
 
 #include <cstdio>
@@ -25,7 +26,7 @@ OptionSpec generateOptions() {
 }
 } // namespace
 
-int runGenerate(const CommandArgs& args, std::ostream& out) {
+static int runGenerate(const CommandArgs& args, std::ostream& out) {
     Arguments a(args, generateOptions());
     const BackendArguments backend = backendArguments(a);
     bool timings = a.flag("--timings");
@@ -96,7 +97,8 @@ int runGenerate(const CommandArgs& args, std::ostream& out) {
         control.progress = [](const std::string& stage, int) {
             std::cerr << "generate: " << stage << "\n";
         };
-        tables.push_back(ex::cachingComparisonTable(*session.compareCaching(request, control)));
+        tables.push_back(
+            ex::cachingComparisonTable(*ex::CachingLab::run(session, request, control)));
     }
 
     if (json) {
@@ -125,5 +127,21 @@ int runGenerate(const CommandArgs& args, std::ostream& out) {
     }
     return 0;
 }
+
+extern const CliCommand generateCommand{
+    "generate",
+    "  generate MODEL -p PROMPT [-n N] [--greedy | --temp T --top-k K --top-p P --seed S]\n"
+    "           [--repeat-penalty R] [--chat [--system TEXT]] [--no-cache] [--timings]\n"
+    "           [--kv-cache] [--compare-cache]\n"
+    "           [--backend vulkan|cpu] [--device N] [--format fp32|fp16|...]\n"
+    "           [--int8-activations] [--device-memory SIZE] [--host-memory SIZE]\n"
+    "                                   text, ids, prefill time and each decode step's "
+    "time;\n"
+    "                                   --timings: GPU time per kernel; --kv-cache: KV "
+    "bytes\n"
+    "                                   per step and layer; --compare-cache: the same run\n"
+    "                                   cached vs uncached (a model that does not fit is\n"
+    "                                   refused first)\n",
+    runGenerate};
 
 } // namespace inferscope::cli

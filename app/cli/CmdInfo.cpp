@@ -2,12 +2,12 @@
 #include "app/cli/Backends.hpp"
 #include "app/cli/Commands.hpp"
 #include "app/cli/Output.hpp"
-#include "compute/experiments/ModelInfo.hpp"
+#include "compute/experiments/run/ModelInfo.hpp"
 #include "compute/session/LoadFootprint.hpp"
 
 namespace inferscope::cli {
 
-int runInfo(const CommandArgs& args, std::ostream& out) {
+static int runInfo(const CommandArgs& args, std::ostream& out) {
     OptionSpec spec{{"--backend", "--device", "--format"}, {"--json"}, {}};
     addMemoryOptions(spec);
     Arguments a(args, spec);
@@ -38,5 +38,14 @@ int runInfo(const CommandArgs& args, std::ostream& out) {
                 a.flag("--json"));
     return 0;
 }
+
+extern const CliCommand infoCommand{
+    "info",
+    "  info MODEL [--backend vulkan|cpu] [--device N] [--format F] [--json]\n"
+    "       [--device-memory SIZE] [--host-memory SIZE]\n"
+    "                                   architecture, parameters, bytes by type, KV bytes "
+    "per token,\n"
+    "                                   and the load footprint on the device and the host\n",
+    runInfo};
 
 } // namespace inferscope::cli

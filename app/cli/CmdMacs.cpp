@@ -2,8 +2,7 @@
 #include "app/cli/Backends.hpp"
 #include "app/cli/Commands.hpp"
 #include "app/cli/Output.hpp"
-#include "compute/experiments/Bench.hpp"
-#include "compute/experiments/CacheSavings.hpp"
+#include "compute/experiments/caching/MacsLab.hpp"
 #include "compute/session/LabSession.hpp"
 #include "models/LoadedModel.hpp"
 
@@ -11,7 +10,7 @@
 
 namespace inferscope::cli {
 
-int runMacs(const CommandArgs& args, std::ostream& out) {
+static int runMacs(const CommandArgs& args, std::ostream& out) {
     OptionSpec spec{{"-P", "-T", "--measure"}, {"--json", "--formula-only"}, {}};
     addBackendOptions(spec);
     Arguments a(args, spec);
@@ -32,32 +31,35 @@ int runMacs(const CommandArgs& args, std::ostream& out) {
     load.buildBackend = !a.flag("--formula-only");
     std::cerr << "macs: loading the model…\n";
     session.load(models::resolveModelPath(a.positional(0, "MODEL")), load);
-    const auto& config = session.model().config;
-    if (config.contextLength > 0 && prompt + generated > config.contextLength)
-        throw UsageError("-P " + std::to_string(prompt) + " plus -T " + std::to_string(generated) +
-                         " exceed the model's context of " + std::to_string(config.contextLength));
-    std::vector<compute::Table> tables{
-        ex::macGrowthTable(config, prompt, ex::doublingCounts(generated))};
-    if (!a.flag("--formula-only")) {
-        compute::GenerationRequest request;
-        request.promptTokenIds = compute::benchPrompt(prompt, config.vocabSize);
-        request.maxNewTokens = static_cast<std::int32_t>(measured);
-        request.collectActivations = false;
-        request.recordResidualStream = false;
-        compute::JobControl control;
-        control.progress = [](const std::string& stage, int) {
-            std::cerr << "macs: " << stage << "\n";
-        };
-        const auto run = session.compareCaching(request, control);
-        tables.push_back(ex::macCounterTable(config, *run));
-        if (run->cachedPeak) tables.push_back(ex::peakMemoryTable(config, *run));
-        if (!ex::macCounterAgrees(config, *run)) {
-            printTables(out, tables, a.flag("--json"));
-            throw std::runtime_error("the engine's operation counter disagrees with the formula");
-        }
+    ex::MacsRequest request;
+    request.promptTokens = prompt;
+    request.generatedTokens = generated;
+    request.measuredTokens = measured;
+    request.formulaOnly = a.flag("--formula-only");
+    compute::JobControl control;
+    control.progress = [](const std::string& stage, int) {
+        std::cerr << "macs: " << stage << "\n";
+    };
+    ex::MacsResult result;
+    try {
+        result = ex::MacsLab::run(session, request, control);
+    } catch (const std::invalid_argument& e) {
+        throw UsageError(e.what());
+    }
+    const auto& tables = result.tables;
+    if (!result.counterAgrees) {
+        printTables(out, tables, a.flag("--json"));
+        throw std::runtime_error("the engine's operation counter disagrees with the formula");
     }
     printTables(out, tables, a.flag("--json"));
     return 0;
 }
+
+extern const CliCommand macsCommand{
+    "macs",
+    "  macs MODEL [-P 16] [-T 256] [--measure N] [--formula-only] [--format F]\n"
+    "                                   multiply-accumulates cached vs uncached: formula,\n"
+    "                                   the engine's counter, step times, peak memory\n",
+    runMacs};
 
 } // namespace inferscope::cli

@@ -2,8 +2,7 @@
 #include "app/cli/Arguments.hpp"
 #include "app/cli/Commands.hpp"
 #include "app/cli/Output.hpp"
-#include "compute/experiments/ActivationReport.hpp"
-#include "compute/experiments/WeightReport.hpp"
+#include "compute/experiments/quantization/QuantizationLabs.hpp"
 #include "compute/session/LabSession.hpp"
 
 #include <iostream>
@@ -43,12 +42,16 @@ int reportWeights(const CommandArgs& args, std::ostream& out) {
     if (auto list = a.value("--scheme")) options.schemes = parseSchemes(*list);
     options.matrix = a.value("--matrix");
     options.threads = static_cast<unsigned>(a.integer("--threads", 2, 1, 256));
-    const auto model = loadModelArgument(a.positional(0, "MODEL"));
     if (options.matrix &&
         !compute::experiments::canonicalProjectionName(*options.matrix).has_value())
         throw UsageError("--matrix: '" + *options.matrix +
                          "' is not a projection matrix name (e.g. blk.12.ffn_down.weight)");
-    printTables(out, compute::experiments::weightErrorReport(model, options), a.flag("--json"));
+    compute::LabSession session;
+    compute::LoadOptions load;
+    load.buildBackend = false;
+    session.load(models::resolveModelPath(a.positional(0, "MODEL")), load);
+    printTables(out, compute::experiments::WeightReportLab::run(session, options, {}),
+                a.flag("--json"));
     return 0;
 }
 
@@ -71,19 +74,19 @@ int reportActivations(const CommandArgs& args, std::ostream& out) {
     options.topK = static_cast<std::uint32_t>(
         a.integer("--top", 4, 1, std::max<long long>(1, model.config.hiddenSize - 1)));
 
-    compute::GenerationRequest request;
+    compute::experiments::ActivationReportRequest request;
     request.prompt = *prompt;
     request.chat = a.flag("--chat");
-    request.maxNewTokens = 0;
-    const auto tokens = session.promptIds(request); // std::invalid_argument: a usage error
-    const auto recording = *session.recordResidualStream(tokens);
+    request.options = options;
+    // std::invalid_argument (an empty prompt, no chat template): a usage error
+    const auto report = compute::experiments::ActivationReportLab::run(session, request, {});
     nlohmann::json extra = nlohmann::json::object();
-    extra["prompt_tokens"] = tokens.size();
+    extra["prompt_tokens"] = report.promptTokens;
     if (!a.flag("--json"))
-        out << "residual stream of " << tokens.size() << " prompt tokens, " << model.config.layers
-            << " layers x " << model.config.hiddenSize << " dimensions (CPU reference)\n\n";
-    printTables(out, compute::experiments::activationReport(recording, options), a.flag("--json"),
-                extra);
+        out << "residual stream of " << report.promptTokens << " prompt tokens, "
+            << model.config.layers << " layers x " << model.config.hiddenSize
+            << " dimensions (CPU reference)\n\n";
+    printTables(out, report.tables, a.flag("--json"), extra);
     return 0;
 }
 
@@ -92,7 +95,7 @@ int reportQuality(const CommandArgs& args, std::ostream& out) {
         args,
         {{"--scheme", "--text", "--tokens", "--ctx", "--battery", "--agreement"}, {"--json"}, {}});
     if (a.positionals().size() != 1) throw UsageError(kReportUsage);
-    compute::QualityRequest request;
+    compute::experiments::QualityRequest request;
     if (auto list = a.value("--scheme")) request.schemes = parseSchemes(*list);
     request.context = static_cast<std::uint32_t>(a.integer("--ctx", 512, 4, 1 << 20));
     request.perplexityTokens = a.integer("--tokens", 2048, 0, 1LL << 30);
@@ -116,13 +119,13 @@ int reportQuality(const CommandArgs& args, std::ostream& out) {
     control.progress = [&](const std::string& line, int) {
         if (!json) std::cerr << line << std::endl;
     };
-    printTables(out, session.qualityReport(request, control), json);
+    printTables(out, compute::experiments::QualityReportLab::run(session, request, control), json);
     return 0;
 }
 
 } // namespace
 
-int runReport(const CommandArgs& args, std::ostream& out) {
+static int runReport(const CommandArgs& args, std::ostream& out) {
     if (args.empty()) throw UsageError(kReportUsage);
     const CommandArgs rest(args.begin() + 1, args.end());
     try {
@@ -136,5 +139,18 @@ int runReport(const CommandArgs& args, std::ostream& out) {
     throw UsageError("unknown report '" + args[0] + "' (weights, activations, quality)\n" +
                      kReportUsage);
 }
+
+extern const CliCommand reportCommand{
+    "report",
+    "  report weights MODEL [--scheme S,...] [--matrix NAME]\n"
+    "                                   quantization error of every projection matrix per "
+    "scheme\n"
+    "  report activations MODEL -p PROMPT [--chat] [--layer L] [--top K]\n"
+    "                                   residual-stream outliers and INT8/INT4 levels used\n"
+    "  report quality MODEL [--scheme S,...] [--text FILE] [--tokens N] [--battery "
+    "FILE|none]\n"
+    "                                   perplexity, factual battery and agreement per "
+    "scheme\n",
+    runReport};
 
 } // namespace inferscope::cli

@@ -5,6 +5,7 @@
 #include "app/cli/Commands.hpp"
 #include "app/cli/Output.hpp"
 #include "app/cli/ServingEngine.hpp"
+#include "compute/experiments/serving/SchedulerLab.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -12,7 +13,7 @@
 
 namespace inferscope::cli {
 
-int runSchedule(const CommandArgs& args, std::ostream& out) {
+static int runSchedule(const CommandArgs& args, std::ostream& out) {
     OptionSpec spec{{"--slots", "--requests", "--seed", "--mix", "--median", "--longest", "--total",
                      "--prompt-tokens", "--verify", "--simulate", "--simulate-slots",
                      "--chunk-tokens", "--prefix-requests"},
@@ -22,7 +23,7 @@ int runSchedule(const CommandArgs& args, std::ostream& out) {
     Arguments a(args, spec);
     a.requirePositionals({"MODEL"});
     const BackendArguments backend = backendArguments(a);
-    compute::SchedulingRequest request;
+    compute::experiments::SchedulingRequest request;
     request.slotCount = std::uint32_t(a.integer("--slots", 8, 0, 1024));
     if (request.slotCount == 0) throw UsageError("--slots: zero slots serve no request");
     auto& mix = request.mix;
@@ -74,7 +75,7 @@ int runSchedule(const CommandArgs& args, std::ostream& out) {
     };
     std::vector<compute::Table> tables;
     try {
-        tables = serving.session->schedulerComparison(request, control);
+        tables = compute::experiments::SchedulerLab::run(*serving.session, request, control);
     } catch (const std::invalid_argument& e) {
         throw UsageError(e.what()); // lengths over the context, a mix that does not fit
     }
@@ -82,5 +83,15 @@ int runSchedule(const CommandArgs& args, std::ostream& out) {
     printTables(out, tables, a.flag("--json"));
     return 0;
 }
+
+extern const CliCommand scheduleCommand{
+    "schedule",
+    "  schedule MODEL [--slots N] [--requests N] [--seed S] [--mix FILE]\n"
+    "           [--median M --longest L --total T] [--simulate N [--simulate-slots S]]\n"
+    "           [--chunk-tokens K] [--prefix-requests N]\n"
+    "                                   static vs continuous batching, run and simulated;\n"
+    "                                   chunked prefill simulated; the KV block map;\n"
+    "                                   prefix sharing with and without forkSequence\n",
+    runSchedule};
 
 } // namespace inferscope::cli

@@ -2,7 +2,7 @@
 #include "app/cli/Backends.hpp"
 #include "app/cli/Commands.hpp"
 #include "app/cli/Output.hpp"
-#include "compute/experiments/SoftLabels.hpp"
+#include "compute/experiments/softlabels/SoftLabelsLab.hpp"
 #include "compute/session/LabSession.hpp"
 #include "models/LoadedModel.hpp"
 
@@ -10,7 +10,7 @@
 
 namespace inferscope::cli {
 
-int runSoftLabels(const CommandArgs& args, std::ostream& out) {
+static int runSoftLabels(const CommandArgs& args, std::ostream& out) {
     OptionSpec spec{
         {"--prompt", "--top", "--temp", "--scheme"}, {"--json", "--chat"}, {{"-p", "--prompt"}}};
     addBackendOptions(spec);
@@ -24,7 +24,7 @@ int runSoftLabels(const CommandArgs& args, std::ostream& out) {
     for (double t : temperatures)
         if (!(t > 0))
             throw UsageError("--temp: a temperature must be above 0, got " + std::to_string(t));
-    compute::SoftLabelRequest request;
+    compute::experiments::SoftLabelRequest request;
     request.prompt = a.valueOr("--prompt", request.prompt);
     request.chat = a.flag("--chat");
     const std::string schemes = a.valueOr("--scheme", "int8-row,int4-g128,nf4-b64,int4-tensor");
@@ -49,7 +49,7 @@ int runSoftLabels(const CommandArgs& args, std::ostream& out) {
     };
     std::shared_ptr<const compute::experiments::NextTokenDistribution> d;
     try {
-        d = session.softLabels(request, control);
+        d = compute::experiments::SoftLabelsLab::run(session, request, control);
     } catch (const std::invalid_argument& e) {
         throw UsageError(e.what()); // an empty prompt, or one without a chat template
     }
@@ -60,5 +60,12 @@ int runSoftLabels(const CommandArgs& args, std::ostream& out) {
     printTables(out, tables, a.flag("--json"));
     return 0;
 }
+
+extern const CliCommand softlabelsCommand{
+    "softlabels",
+    "  softlabels MODEL [-p PROMPT] [--top K] [--temp 1,2] [--scheme S,...|none] [--chat]\n"
+    "                                   the next token's probabilities at temperature T\n"
+    "                                   and each scheme's KL divergence from them\n",
+    runSoftLabels};
 
 } // namespace inferscope::cli

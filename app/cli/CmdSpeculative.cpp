@@ -5,6 +5,7 @@
 #include "app/cli/Backends.hpp"
 #include "app/cli/Commands.hpp"
 #include "app/cli/Output.hpp"
+#include "compute/experiments/speculative/SpeculativeLab.hpp"
 #include "compute/formats/WeightFormat.hpp"
 #include "compute/session/LabSession.hpp"
 #include "models/LoadedModel.hpp"
@@ -13,7 +14,7 @@
 
 namespace inferscope::cli {
 
-int runSpeculative(const CommandArgs& args, std::ostream& out) {
+static int runSpeculative(const CommandArgs& args, std::ostream& out) {
     OptionSpec spec{{"--draft", "--draft-length", "--target", "--positions", "--tokens", "--temp",
                      "--seed", "--prompt", "--run-draft", "--device"},
                     {"--json", "--no-chat", "--quiet"},
@@ -24,7 +25,7 @@ int runSpeculative(const CommandArgs& args, std::ostream& out) {
                          "[--positions 144] [--tokens 64] [--temp T --seed S] [-p PROMPT] "
                          "[--no-chat] [--run-draft S] [--device N] [--json]",
                          true);
-    compute::SpeculativeRequest request;
+    compute::experiments::SpeculativeRequest request;
     auto& study = request.study;
     const auto checkFormat = [](const std::string& name, const char* option) {
         if (!compute::weightFormatFromName(name))
@@ -64,12 +65,21 @@ int runSpeculative(const CommandArgs& args, std::ostream& out) {
     };
     compute::experiments::SpeculativeStudyPtr result;
     try {
-        result = session.speculativeDecoding(request, control);
+        result = compute::experiments::SpeculativeLab::run(session, request, control);
     } catch (const std::invalid_argument& e) {
         throw UsageError(e.what()); // a g over the context, a prompt without a chat template
     }
     printTables(out, compute::experiments::speculativeTables(*result), a.flag("--json"));
     return 0;
 }
+
+extern const CliCommand speculativeCommand{
+    "speculative",
+    "  speculative MODEL [--draft S,...] [-g 2,4,8] [--target fp16|as-stored]\n"
+    "              [--positions 144] [--tokens 64] [--temp T --seed S] [-p PROMPT]\n"
+    "              [--no-chat] [--run-draft S] [--device N]\n"
+    "                                   a quantized draft for the model: alpha and cost c\n"
+    "                                   per scheme, the formula over g, real runs\n",
+    runSpeculative};
 
 } // namespace inferscope::cli

@@ -27,7 +27,7 @@ models::TensorType synthesizedType(const std::string& name) {
 
 // A model of a real model's shape with random weights and a working tokenizer: what the
 // engine costs at that size (bytes, binding limits, tokens/s) without any download.
-int runSynthesize(const CommandArgs& args, std::ostream& out) {
+static int runSynthesize(const CommandArgs& args, std::ostream& out) {
     Arguments a(args, {{"--type", "--layers", "--seed"}, {"--json"}, {}});
     const std::string usage =
         "usage: synthesize qwen2.5-0.5b OUT.gguf [--type f16|q8_0|q4_1|q4_0|f32] [--layers N] "
@@ -53,5 +53,12 @@ int runSynthesize(const CommandArgs& args, std::ostream& out) {
     printTables(out, {t}, a.flag("--json"));
     return 0;
 }
+
+extern const CliCommand synthesizeCommand{
+    "synthesize",
+    "  synthesize qwen2.5-0.5b OUT.gguf [--type f16|q8_0|q4_1] [--layers N] [--seed S]\n"
+    "                                   a GGUF of that model's shape, random weights and\n"
+    "                                   a BPE tokenizer padded to its vocabulary\n",
+    runSynthesize};
 
 } // namespace inferscope::cli

@@ -1,6 +1,7 @@
 // inferscope: the window. See CommandLine.hpp for the unattended (--run --export --quit) use.
 #include "app/gui/CommandLine.hpp"
 #include "app/gui/MainWindow.hpp"
+#include "app/gui/ScriptRunner.hpp"
 
 #include <QApplication>
 #include <cstdio>

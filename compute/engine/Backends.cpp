@@ -34,6 +34,7 @@ public:
         useCache_ = cached;
     }
     bool cached() const override { return useCache_; }
+    CachingSwitch* cachingSwitch() override { return this; }
 
 private:
     CpuBackend& current() { return useCache_ ? cached_ : uncached_; }

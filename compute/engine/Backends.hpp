@@ -60,12 +60,4 @@ EngineOptions engineOptionsFor(const BackendChoice& choice);
 // Throws std::invalid_argument for a weight format the engine has no kernel for.
 BackendFactory backendFactory(const BackendChoice& choice);
 
-// A backend that can turn its KV cache off and on (for the cached vs uncached comparison).
-class CachingSwitch {
-public:
-    virtual ~CachingSwitch() = default;
-    virtual void setCached(bool cached) = 0;
-    virtual bool cached() const = 0;
-};
-
 } // namespace inferscope::compute

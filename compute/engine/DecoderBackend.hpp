@@ -12,6 +12,17 @@
 
 namespace inferscope::compute {
 
+class Engine;
+struct StepProbes;
+
+// A backend that can turn its KV cache off and on (the cached vs uncached comparison).
+class CachingSwitch {
+public:
+    virtual ~CachingSwitch() = default;
+    virtual void setCached(bool cached) = 0;
+    virtual bool cached() const = 0;
+};
+
 class DecoderBackend {
 public:
     virtual ~DecoderBackend() = default;
@@ -37,6 +48,12 @@ public:
     // Multiply-accumulates of the last append as the backend counted them (nullopt: it does
     // not count).
     virtual std::optional<models::MacCount> lastAppendMacs() const { return std::nullopt; }
+    // Named capabilities, nullptr where the backend has none: the Vulkan engine behind it (the
+    // labs that batch many sequences or build engines on its device), the probe records of
+    // its last append (kernel times, residual max |h|, KV bytes), and a cache switch.
+    virtual Engine* gpuEngine() { return nullptr; }
+    virtual const StepProbes* lastStepProbes() const { return nullptr; }
+    virtual CachingSwitch* cachingSwitch() { return nullptr; }
     std::uint64_t kvUsedBytes() const {
         std::uint64_t total = 0;
         for (auto bytes : kvUsedBytesByLayer()) total += bytes;

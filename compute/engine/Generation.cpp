@@ -38,7 +38,9 @@ GenerationResult generate(DecoderBackend& backend, const std::vector<std::int32_
         std::int32_t token = sampler.sample(logits, history);
         result.generatedIds.push_back(token);
         history.push_back(token);
-        if (onToken) onToken(result.generatedIds.size() - 1, token);
+        if (onToken)
+            onToken(result.generatedIds.size() - 1, token,
+                    i == 0 ? result.prefillSeconds : result.stepSeconds.back());
         if (std::find(options.stopTokens.begin(), options.stopTokens.end(), token) !=
             options.stopTokens.end()) {
             result.stoppedByToken = true;

@@ -34,8 +34,11 @@ struct GenerationResult {
     double decodeTokensPerSecond() const;
 };
 
-// Called after each generated token (index in generatedIds, token id).
-using TokenCallback = std::function<void(std::size_t index, std::int32_t token)>;
+// Called after each generated token: its index in generatedIds, its id, and the seconds of
+// the append that produced its logits (the prefill for index 0, else decode step index - 1:
+// the very figures of GenerationResult, so a streamed record and the final one agree).
+using TokenCallback =
+    std::function<void(std::size_t index, std::int32_t token, double stepSeconds)>;
 
 GenerationResult generate(DecoderBackend& backend, const std::vector<std::int32_t>& promptIds,
                           const GenerationOptions& options, const TokenCallback& onToken = {});

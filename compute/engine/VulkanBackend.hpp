@@ -8,7 +8,7 @@
 
 namespace inferscope::compute {
 
-class VulkanBackend : public DecoderBackend {
+class VulkanBackend : public DecoderBackend, public CachingSwitch {
 public:
     explicit VulkanBackend(std::shared_ptr<Engine> engine, SequenceId sequence = 1);
     std::string name() const override;
@@ -20,6 +20,12 @@ public:
     void truncate(std::uint32_t newLength) override;
     std::vector<std::uint64_t> kvUsedBytesByLayer() const override;
     std::optional<models::MacCount> lastAppendMacs() const override { return lastProbes_.macs; }
+
+    Engine* gpuEngine() override { return engine_.get(); }
+    const StepProbes* lastStepProbes() const override { return &lastProbes_; }
+    CachingSwitch* cachingSwitch() override { return this; }
+    void setCached(bool cached) override { engine_->setCached(cached); }
+    bool cached() const override { return engine_->cached(); }
 
     Engine& engine() { return *engine_; }
     // Probe records of the last append (timings, residual max, KV bytes).

@@ -26,9 +26,9 @@ void ActivationCollector::observe(std::uint32_t layer, std::uint32_t position,
     layerValues[position].resize(hidden_, 0.0f);
 }
 
-std::shared_ptr<const experiments::ResidualRecording> ActivationCollector::recording() const {
+std::shared_ptr<const ResidualRecording> ActivationCollector::recording() const {
     if (maxAbs_.empty() || positions_ == 0) return nullptr;
-    auto r = std::make_shared<experiments::ResidualRecording>();
+    auto r = std::make_shared<ResidualRecording>();
     r->layers = std::uint32_t(maxAbs_.size());
     r->positions = positions_;
     r->hidden = hidden_;

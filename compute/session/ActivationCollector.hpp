@@ -2,7 +2,7 @@
 // Records the residual stream while the CPU reference runs a prompt (its ResidualObserver):
 // per layer, per dimension max |h|, and every value for the INT8 level counts (chapter items
 // 9 and 10). Enabled for the prompt's prefill only.
-#include "compute/experiments/ActivationReport.hpp"
+#include "compute/lab/ActivationRecording.hpp"
 
 #include <cstdint>
 #include <memory>
@@ -20,8 +20,8 @@ public:
 
     const std::vector<std::vector<float>>& maxAbs() const { return maxAbs_; }
     std::uint32_t positions() const { return positions_; }
-    // The residual stream as experiments::ResidualRecording, or null if a position is missing.
-    std::shared_ptr<const experiments::ResidualRecording> recording() const;
+    // The residual stream as ResidualRecording, or null if a position is missing.
+    std::shared_ptr<const ResidualRecording> recording() const;
 
 private:
     bool enabled_ = false;

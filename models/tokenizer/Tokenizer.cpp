@@ -233,31 +233,31 @@ std::vector<std::int32_t> Tokenizer::encode(std::string_view text, bool addSpeci
     return ids;
 }
 
-std::string Tokenizer::decode(std::span<const std::int32_t> ids, bool skipSpecial) const {
+std::string Tokenizer::decodeNext(std::int32_t id, bool skipSpecial, bool& atTextStart) const {
     const Impl& impl = *impl_;
+    impl.checkId(id);
     // The inverse of encode's SentencePiece space rule: the first text token after the start
     // or after a special token loses the one space the prefix rule put there. llama.cpp's
     // detokenizer strips it at the start only; we also strip it after special tokens so
     // that decode(encode(s)) == s holds when special tokens are written in s.
     const bool stripPrefixSpace = impl.sentencePiece && impl.data.addSpacePrefix;
+    const TokenType type = impl.typeOf(id);
+    if (isSpecialType(type)) {
+        atTextStart = true;
+        if (skipSpecial && type != TokenType::UserDefined) return {};
+        return impl.pieces[static_cast<std::size_t>(id)];
+    }
+    std::string_view piece = impl.pieces[static_cast<std::size_t>(id)];
+    if (stripPrefixSpace && atTextStart && !piece.empty() && piece.front() == ' ')
+        piece.remove_prefix(1);
+    atTextStart = false;
+    return std::string(piece);
+}
+
+std::string Tokenizer::decode(std::span<const std::int32_t> ids, bool skipSpecial) const {
     bool atTextStart = true;
     std::string text;
-    for (std::int32_t id : ids) {
-        impl.checkId(id);
-        const TokenType type = impl.typeOf(id);
-        if (isSpecialType(type)) {
-            atTextStart = true;
-            if (skipSpecial && type != TokenType::UserDefined) continue;
-            text += impl.pieces[static_cast<std::size_t>(id)];
-            continue;
-        }
-        std::string_view piece = impl.pieces[static_cast<std::size_t>(id)];
-        if (stripPrefixSpace && atTextStart && !piece.empty() && piece.front() == ' ') {
-            piece.remove_prefix(1);
-        }
-        atTextStart = false;
-        text += piece;
-    }
+    for (std::int32_t id : ids) text += decodeNext(id, skipSpecial, atTextStart);
     return text;
 }
 

@@ -27,6 +27,10 @@ public:
                                      bool parseSpecial = true) const;
     // Concatenated bytes of the tokens (control tokens are rendered unless skipSpecial).
     std::string decode(std::span<const std::int32_t> ids, bool skipSpecial = false) const;
+    // The bytes token `id` adds after the tokens decoded before it, with decode's state
+    // between tokens (whether the next text token starts the text) in atTextStart, which
+    // starts true: appending the pieces of a sequence one by one gives decode() of it.
+    std::string decodeNext(std::int32_t id, bool skipSpecial, bool& atTextStart) const;
     // The bytes one token stands for (for display; may be an incomplete UTF-8 sequence).
     std::string pieceBytes(std::int32_t id) const;
     // The token's text as stored in the vocabulary (e.g. "Ġthe", "▁the", "<0x0A>").

@@ -4,6 +4,7 @@
 // is left out with a reason (issue 13 item 5).
 #include "app/gui/CommandLine.hpp"
 #include "app/gui/MainWindow.hpp"
+#include "app/gui/ScriptRunner.hpp"
 #include "models/synthetic/SyntheticModel.hpp"
 #include "tests/TestTime.hpp"
 #include "widgets/AttentionCostPanel.hpp"
@@ -120,18 +121,22 @@ private slots:
                 QVERIFY2(!svg.contains(control), qPrintable(stem + ": " + control));
         }
         // The script's steps filled what a plain run leaves empty.
-        QVERIFY(window.cachingPanel()->hasData());
-        QVERIFY(window.schemesPanel()->hasData());
-        QVERIFY(window.attentionPanel()->hasData());
-        QVERIFY(window.softLabelsPanel()->hasData());
+        QVERIFY(window.panel<widgets::CachingPanel>("cached-vs-uncached")->hasData());
+        QVERIFY(window.panel<widgets::SchemesPanel>("schemes")->hasData());
+        QVERIFY(window.panel<widgets::AttentionCostPanel>("attention-cost")->hasData());
+        QVERIFY(window.panel<widgets::SoftLabelsPanel>("soft-labels")->hasData());
         if (vulkan) {
-            QVERIFY(window.kernelsPanel()->hasData());
+            QVERIFY(window.panel<widgets::KernelTimingsPanel>("kernel-timings")->hasData());
             // The comparison ran on the engine: its counter and peak memory are in the export.
-            QCOMPARE(window.macCountsPanel()->dataTables().size(), std::size_t(3));
-            QVERIFY(window.macCountsPanel()->summaryText().contains("equals the formula"));
-            QVERIFY(window.batchingPanel()->hasData() && window.schedulerPanel()->hasData());
+            QCOMPARE(window.panel<widgets::MacCountsPanel>("mac-counts")->dataTables().size(),
+                     std::size_t(3));
+            QVERIFY(window.panel<widgets::MacCountsPanel>("mac-counts")
+                        ->summaryText()
+                        .contains("equals the formula"));
+            QVERIFY(window.panel<widgets::BatchingPanel>("batching")->hasData() &&
+                    window.panel<widgets::SchedulerPanel>("scheduler")->hasData());
             // Speculation ran for real, and greedy output stayed the target's.
-            const auto study = window.speculativePanel()->study();
+            const auto study = window.panel<widgets::SpeculativePanel>("speculative")->study();
             QVERIFY(study && !study->runs.empty());
             for (const auto& run : study->runs) QVERIFY(run.identicalToTarget);
         }

@@ -1,8 +1,8 @@
-// Activation outliers and level counts (compute/experiments/ActivationReport.hpp): on a
-// recording with planted outlier dimensions the report finds exactly them, and the level
-// counts are what the arithmetic says; then the same through the CPU reference transformer
-// with outliers planted in the embedding.
-#include "compute/experiments/ActivationReport.hpp"
+// Activation outliers and level counts (compute/experiments/quantization/ActivationReport.hpp): on
+// a recording with planted outlier dimensions the report finds exactly them, and the level counts
+// are what the arithmetic says; then the same through the CPU reference transformer with outliers
+// planted in the embedding.
+#include "compute/experiments/quantization/ActivationReport.hpp"
 #include "models/LoadedModel.hpp"
 #include "models/synthetic/SyntheticModel.hpp"
 

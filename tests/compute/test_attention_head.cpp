@@ -1,6 +1,6 @@
 // Chapter item 1: one attention head, uncached (n x n scores) and cached (1 x n), on
 // lavapipe with the validation layer, every output row against a CPU loop in double.
-#include "compute/experiments/AttentionHeadCost.hpp"
+#include "compute/experiments/attention/AttentionHeadCost.hpp"
 #include "compute/vulkan/VulkanContext.hpp"
 
 #include <QtTest>

@@ -1,8 +1,8 @@
 // The serving lab's pure parts: the knee rule on synthetic curves with a known knee, the
 // skewed request mix's exact statistics, the schedulers' invariants, and the simulator
 // against a schedule costed by hand.
-#include "compute/experiments/BatchingSweep.hpp"
-#include "compute/experiments/Scheduler.hpp"
+#include "compute/experiments/batching/BatchingSweep.hpp"
+#include "compute/experiments/serving/Scheduler.hpp"
 
 #include <QTemporaryDir>
 #include <QtTest>

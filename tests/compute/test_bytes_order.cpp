@@ -1,6 +1,6 @@
 // bytesOrderNote: the caption under `bench --formats` that says whether fewer bits per weight
 // gave more decode tokens/s in that run, pair by pair, and whether an exception is noise.
-#include "compute/experiments/BytesOrder.hpp"
+#include "compute/experiments/bench/BytesOrder.hpp"
 
 #include <QtTest>
 

@@ -2,8 +2,9 @@
 // per-step counter against the formula in a real cached-vs-uncached run on lavapipe, the
 // peak memory of both runs, and the budget's KV row against what the engine writes.
 #include "compute/engine/Engine.hpp"
-#include "compute/experiments/CacheSavings.hpp"
-#include "compute/experiments/MemoryBudget.hpp"
+#include "compute/experiments/budget/MemoryBudget.hpp"
+#include "compute/experiments/caching/CacheSavings.hpp"
+#include "compute/experiments/caching/CachingLab.hpp"
 #include "compute/session/LabSession.hpp"
 #include "models/reference/OperationCounts.hpp"
 #include "tests/SyntheticModels.hpp"
@@ -72,7 +73,7 @@ private slots:
         request.maxNewTokens = 6;
         request.collectActivations = false;
         request.recordResidualStream = false;
-        const auto run = session.compareCaching(request);
+        const auto run = compute::experiments::CachingLab::run(session, request, {});
         QVERIFY(run->identicalTokens());
         QCOMPARE(run->cachedStepMacs.size(), std::size_t(6)); // prefill + 5 decode steps
         QCOMPARE(run->uncachedStepMacs.size(), std::size_t(6));

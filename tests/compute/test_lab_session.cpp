@@ -3,7 +3,8 @@
 // one rule for the perplexity text; per-scheme progress with a time estimate; the KV panel's
 // per-layer bytes come from the cache's own accounting; a warm-up keeps one-off costs out; a
 // Vulkan run's activation record comes from its own prefill.
-#include "compute/experiments/QualityReport.hpp"
+#include "compute/experiments/quantization/QualityReport.hpp"
+#include "compute/experiments/quantization/QuantizationLabs.hpp"
 #include "compute/session/LabSession.hpp"
 #include "models/synthetic/SyntheticModel.hpp"
 #include "tests/compute/SessionRequests.hpp"
@@ -70,7 +71,7 @@ private slots:
     void qualityReportsPerSchemeProgress() {
         compute::LabSession session(compute::cpuBackendFactory());
         QVERIFY(session.load(model_, {}).has_value());
-        compute::QualityRequest request;
+        compute::experiments::QualityRequest request;
         request.schemes = {models::parseQuantScheme("fp32"), models::parseQuantScheme("int4-row")};
         request.text = text_;
         request.perplexityTokens = 64;
@@ -78,7 +79,7 @@ private slots:
         std::vector<std::string> lines;
         compute::JobControl control;
         control.progress = [&](const std::string& line, int) { lines.push_back(line); };
-        const auto tables = session.qualityReport(request, control);
+        const auto tables = compute::experiments::QualityReportLab::run(session, request, control);
         QCOMPARE(tables.front().rows.size(), std::size_t(2));
         bool second = false, estimate = false;
         for (const auto& line : lines) {
@@ -91,7 +92,8 @@ private slots:
         request.perplexityTokens = 63; // the window and the CLI refuse the same texts
         std::ofstream(text_.string() + ".short") << "too short";
         request.text = text_.string() + ".short";
-        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, session.qualityReport(request));
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument,
+                                 compute::experiments::QualityReportLab::run(session, request, {}));
     }
 
     void cpuRunsRecordKvPerLayer() {
@@ -104,6 +106,55 @@ private slots:
         const std::uint64_t perPosition = 2ull * 2 * 32 * 4;
         for (auto bytes : run->kvUsedPerLayer)
             QCOMPARE(bytes, perPosition * std::uint64_t(run->kvSamples.back().tokens));
+    }
+
+    // One clock per figure: the deltas a run streams, applied in order, give the step times
+    // and KV samples of its final record (the generation loop measured both), and the text
+    // streamed token by token is the final text.
+    void streamedDeltasAddUpToTheFinalRecord() {
+        std::vector<compute::BackendChoice> choices{compute::BackendChoice{}};
+        if (vulkanAvailable()) choices.push_back(vulkanChoice("fp32"));
+        for (const auto& choice : choices) {
+            compute::LabSession session;
+            compute::LoadOptions options;
+            options.choice = choice;
+            QVERIFY(session.load(model_, options).has_value());
+            compute::RunRecord streamed;
+            std::size_t deltas = 0;
+            std::string text;
+            compute::GenerationEvents events;
+            events.progress = [&](compute::RunDeltaPtr delta) {
+                QCOMPARE(delta->first, deltas == 0);
+                streamed.apply(*delta);
+                ++deltas;
+            };
+            events.text = [&](const std::string& piece) { text += piece; };
+            auto request = greedy(24);
+            request.kernelTimings = choice.kind == compute::BackendChoice::Kind::Vulkan;
+            const auto final = session.generate(request, events);
+            QVERIFY(deltas >= 1);
+            QCOMPARE(final->stepSeconds.size(), std::size_t(23));
+            // The last tokens may come after the last delta (at most every 40 ms): every
+            // streamed figure is the final record's, in order.
+            QVERIFY(streamed.stepSeconds.size() <= final->stepSeconds.size());
+            for (std::size_t i = 0; i < streamed.stepSeconds.size(); ++i)
+                QCOMPARE(streamed.stepSeconds[i], final->stepSeconds[i]);
+            QCOMPARE(streamed.prefillSeconds, final->prefillSeconds);
+            QVERIFY(streamed.kvSamples.size() <= final->kvSamples.size());
+            for (std::size_t i = 0; i < streamed.kvSamples.size(); ++i) {
+                QCOMPARE(streamed.kvSamples[i].tokens, final->kvSamples[i].tokens);
+                QCOMPARE(streamed.kvSamples[i].bytes, final->kvSamples[i].bytes);
+            }
+            QCOMPARE(streamed.promptTokens, final->promptTokens);
+            // Streamed in whole characters: at most an unfinished one (3 bytes) held back.
+            QVERIFY(final->text.compare(0, text.size(), text) == 0);
+            QVERIFY(final->text.size() - text.size() <= 3);
+            if (request.kernelTimings) {
+                QVERIFY(!streamed.decodeKernelsTotal.empty());
+                for (const auto& kernel : streamed.decodeKernelsTotal)
+                    QVERIFY(kernel.dispatches > 0 && kernel.microseconds > 0);
+            }
+        }
     }
 
     void schemeSwitchInPlaceReadsNoFile() {
@@ -202,16 +253,16 @@ private slots:
         options.choice = vulkanChoice("f16");
         options.warmUp = false;
         QVERIFY(session.load(model_, options).has_value());
-        compute::QualityRequest request;
+        compute::experiments::QualityRequest request;
         request.schemes = {models::parseQuantScheme("fp32"),
                            models::parseQuantScheme("int4-tensor"),
                            models::parseQuantScheme("nf4")};
         request.text = text_;
         request.perplexityTokens = 64;
         request.batteryQuestions = 1;
-        const auto first = session.qualityReport(request);
+        const auto first = compute::experiments::QualityReportLab::run(session, request, {});
         session.setGenerationFormat("nf4");
-        const auto second = session.qualityReport(request);
+        const auto second = compute::experiments::QualityReportLab::run(session, request, {});
         QCOMPARE(first.size(), second.size());
         const auto& a = first.front();
         const auto& b = second.front();

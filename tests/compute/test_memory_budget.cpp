@@ -1,6 +1,6 @@
 // Chapter item 14: the memory budget's formulas against hand-computed chapter rows, the
 // shipped presets, and bad preset files refused with one error naming the field.
-#include "compute/experiments/MemoryBudget.hpp"
+#include "compute/experiments/budget/MemoryBudget.hpp"
 
 #include <QtTest>
 

@@ -1,9 +1,9 @@
-// Quality report (compute/experiments/QualityReport.hpp): the shipped factual battery parses
-// and follows its rules, the scoring rule, the quantized weight substitution, and the whole
+// Quality report (compute/experiments/quantization/QualityReport.hpp): the shipped factual battery
+// parses and follows its rules, the scoring rule, the quantized weight substitution, and the whole
 // report on a tiny in-memory model through the CPU reference.
 #include "compute/engine/CpuBackend.hpp"
 #include "compute/engine/Generation.hpp"
-#include "compute/experiments/QualityReport.hpp"
+#include "compute/experiments/quantization/QualityReport.hpp"
 
 #include "models/reference/Perplexity.hpp"
 

@@ -3,8 +3,8 @@
 // schedulers produce every request's tokens exactly as the request alone, and no KV block is
 // still held after a run.
 #include "compute/engine/Engine.hpp"
-#include "compute/experiments/BatchingSweep.hpp"
-#include "compute/experiments/Scheduler.hpp"
+#include "compute/experiments/batching/BatchingSweep.hpp"
+#include "compute/experiments/serving/Scheduler.hpp"
 #include "models/LoadedModel.hpp"
 #include "models/synthetic/SyntheticModel.hpp"
 

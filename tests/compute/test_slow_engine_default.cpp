@@ -4,7 +4,7 @@
 // throughput of the engine with f16 and with Q8_0 weights is measured and printed
 // (pp128 / tg32 style).
 #include "compute/engine/Engine.hpp"
-#include "compute/experiments/Bench.hpp"
+#include "compute/experiments/bench/Bench.hpp"
 #include "models/LoadedModel.hpp"
 #include "models/reference/ReferenceTransformer.hpp"
 

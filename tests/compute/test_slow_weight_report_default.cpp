@@ -2,7 +2,7 @@
 // 210 projection matrices): per-tensor INT4 error > per-row > group-128, and NF4 below INT4
 // at NF4's own block size (64) as well as below group-128; bits per weight as printed.
 // Needs the model file: skipped when it is absent, unless INFERSCOPE_REQUIRE_MODEL is set.
-#include "compute/experiments/WeightReport.hpp"
+#include "compute/experiments/quantization/WeightReport.hpp"
 #include "models/LoadedModel.hpp"
 
 #include "tests/DefaultModel.hpp"

@@ -1,7 +1,8 @@
 // Chapter item 13 (soft labels): softmax at temperature T, the T-th-root rule for ratios, the
 // entropy and KL helpers, and the session's next-token distribution with per-scheme KL on a
 // synthetic model (the scheme that changes nothing has KL exactly 0).
-#include "compute/experiments/SoftLabels.hpp"
+#include "compute/experiments/softlabels/SoftLabels.hpp"
+#include "compute/experiments/softlabels/SoftLabelsLab.hpp"
 #include "compute/session/LabSession.hpp"
 #include "models/synthetic/SyntheticModel.hpp"
 
@@ -67,18 +68,20 @@ private slots:
         models::writeSyntheticGguf(spec, model);
         compute::LabSession session(compute::cpuBackendFactory());
         QVERIFY(session.load(model, {}).has_value());
-        compute::SoftLabelRequest request;
+        compute::experiments::SoftLabelRequest request;
         request.prompt = "hello world";
         request.schemes = {models::parseQuantScheme("fp32"),
                            models::parseQuantScheme("int4-tensor")};
-        const auto d = session.softLabels(request);
+        const auto d = compute::experiments::SoftLabelsLab::run(session, request, {});
         QCOMPARE(d->logits.size(), std::size_t(spec.vocabSize));
         QCOMPARE(d->schemes.size(), std::size_t(2));
         QCOMPARE(d->schemes[0].klNats, 0.0); // fp32 changes nothing: the same logits
         QCOMPARE(d->schemes[0].topToken, d->topIds.front());
         QVERIFY(d->schemes[1].klNats > 0);
-        QVERIFY_THROWS_EXCEPTION(std::invalid_argument,
-                                 session.softLabels(compute::SoftLabelRequest{"", false, {}}));
+        QVERIFY_THROWS_EXCEPTION(
+            std::invalid_argument,
+            compute::experiments::SoftLabelsLab::run(
+                session, compute::experiments::SoftLabelRequest{"", false, {}}, {}));
     }
 };
 

@@ -6,9 +6,10 @@
 #include "compute/engine/CpuBackend.hpp"
 #include "compute/engine/Engine.hpp"
 #include "compute/engine/VulkanBackend.hpp"
-#include "compute/experiments/QualityReport.hpp"
-#include "compute/experiments/SoftLabels.hpp"
-#include "compute/experiments/SpeculativeDecoding.hpp"
+#include "compute/experiments/quantization/QualityReport.hpp"
+#include "compute/experiments/softlabels/SoftLabels.hpp"
+#include "compute/experiments/speculative/SpeculativeDecoding.hpp"
+#include "compute/experiments/speculative/SpeculativeLab.hpp"
 #include "compute/session/LabSession.hpp"
 #include "models/LoadedModel.hpp"
 #include "models/reference/ReferenceTransformer.hpp"
@@ -271,14 +272,14 @@ private slots:
         LoadOptions load;
         load.choice.kind = BackendChoice::Kind::Vulkan;
         QVERIFY(session.load(modelPath_, load).has_value());
-        SpeculativeRequest request;
+        ex::SpeculativeRequest request;
         request.prompt = "hello world";
         request.chat = false;
         request.study.draftFormats = {"int8-row", "int4-tensor"};
         request.study.positions = 16;
         request.study.runDraftLengths = {2, 4};
         request.study.runTokens = 12;
-        const auto study = session.speculativeDecoding(request);
+        const auto study = ex::SpeculativeLab::run(session, request, {});
         QCOMPARE(study->drafts.size(), std::size_t(2));
         for (const auto& d : study->drafts) {
             QCOMPARE(d.agrees.size(), std::size_t(16));
@@ -300,13 +301,13 @@ private slots:
 
         auto bad = request;
         bad.study.draftFormats = {"int3-magic"};
-        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, session.speculativeDecoding(bad));
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, ex::SpeculativeLab::run(session, bad, {}));
         bad = request;
         bad.study.runDraftLengths = {0};
-        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, session.speculativeDecoding(bad));
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, ex::SpeculativeLab::run(session, bad, {}));
         bad = request;
         bad.study.runDraftLengths = {10000};
-        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, session.speculativeDecoding(bad));
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, ex::SpeculativeLab::run(session, bad, {}));
     }
 };
 

@@ -1,7 +1,7 @@
-// Weight error report (compute/experiments/WeightReport.hpp) on an in-memory two-layer model:
-// the errors, bits and bytes per scheme, the worst matrix found where the outliers were
+// Weight error report (compute/experiments/quantization/WeightReport.hpp) on an in-memory two-layer
+// model: the errors, bits and bytes per scheme, the worst matrix found where the outliers were
 // planted, its outlier statistics, the chosen-matrix column, and thread-count independence.
-#include "compute/experiments/WeightReport.hpp"
+#include "compute/experiments/quantization/WeightReport.hpp"
 
 #include <QtTest>
 

@@ -1,7 +1,7 @@
 #pragma once
 // A recorded run, written out by hand so every number the panels draw is known: a
 // SmolLM2-shaped model (30 layers, 3 KV heads of 64), 12 prompt tokens, 6 generated.
-#include "compute/experiments/ModelInfo.hpp"
+#include "compute/experiments/run/ModelInfo.hpp"
 #include "compute/session/LoadFootprint.hpp"
 #include "widgets/RunRecords.hpp"
 
@@ -160,7 +160,7 @@ inline std::shared_ptr<const inferscope::widgets::CachingComparison> comparison(
 // 2 layers x 4 positions x 8 dimensions. Dimension 0 is the outlier (100, -100, 50, 0);
 // dimension d in 1..7 takes (-1, -0.5, 0.5, 1) x d / 7; layer 1 is layer 0 doubled.
 inline std::shared_ptr<const inferscope::widgets::ActivationRecord> recordedStream() {
-    auto recording = std::make_shared<inferscope::compute::experiments::ResidualRecording>();
+    auto recording = std::make_shared<inferscope::compute::ResidualRecording>();
     recording->layers = 2;
     recording->positions = 4;
     recording->hidden = 8;

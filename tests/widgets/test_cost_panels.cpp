@@ -4,7 +4,7 @@
 // and checks the engine's counter of a recorded comparison; the speculative panel draws the
 // formula over g from a study's alpha and c, the measured runs beside it, and says when
 // greedy output differed from the target's.
-#include "compute/experiments/AttentionHeadCost.hpp"
+#include "compute/experiments/attention/AttentionHeadCost.hpp"
 #include "models/reference/OperationCounts.hpp"
 #include "widgets/AttentionCostPanel.hpp"
 #include "widgets/MacCountsPanel.hpp"
@@ -90,8 +90,7 @@ private slots:
         std::vector<ex::AttentionHeadPoint> points(2);
         points[0] = {256, 256 * 256 * 4, 256 * 4, 2.0, 0.05, 1e-6f, 1e-6f, 64};
         points[1] = {512, 512 * 512 * 4, 512 * 4, 8.0, 0.1, 1e-6f, 1e-6f, 64};
-        auto tables = std::make_shared<const std::vector<compute::Table>>(
-            std::vector<compute::Table>{ex::attentionHeadTable(points, 64, "test device")});
+        const std::vector<compute::Table> tables{ex::attentionHeadTable(points, 64, "test device")};
         AttentionCostPanel panel;
         QVERIFY(!panel.hasData());
         panel.setTables(tables);

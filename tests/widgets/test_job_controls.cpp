@@ -1,74 +1,96 @@
-// JobControls, the run/cancel/progress part the Batching and Scheduler panels share: only
-// cancel is enabled while the job runs, the progress of the panel's own job kind is shown
-// and cleared when the run ends, and the panels' buttons emit their requests.
-#include "widgets/BatchingPanel.hpp"
+// JobControls, the run/cancel/progress part of every panel with a job of its own, on a real job
+// runner (LabJobs on its worker thread): run waits while another job runs and, for a job that
+// needs one, until a model is loaded; while its own job runs only cancel is enabled and that
+// job's progress shows (no other job's); cancel drops the job at once and says so; a finished
+// job says so too and frees the buttons.
 #include "widgets/JobControls.hpp"
 #include "widgets/LabJobs.hpp"
-#include "widgets/SchedulerPanel.hpp"
 
 #include <QLabel>
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QWidget>
 #include <QtTest>
+#include <atomic>
+#include <chrono>
+#include <thread>
 
 using namespace inferscope;
 using namespace inferscope::widgets;
 
+namespace {
+// A job body that holds the worker until released (or cancelled), after one progress line.
+LabJobs::Body heldJob(std::atomic<bool>& release, const char* stage) {
+    return [&release, stage](LabJobs::Job& job) {
+        job.control.report(stage, 33);
+        while (!release.load() && !job.control.cancelled())
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    };
+}
+} // namespace
+
 class JobControlsTest : public QObject {
     Q_OBJECT
 private slots:
-    void runningTogglesTheButtonsAndClearsTheProgress() {
-        QWidget panel;
-        JobControls controls(&panel, "demo", "Run demo", JobKind::BatchingSweep);
-        QCOMPARE(controls.runButton()->objectName(), QString("demoRun"));
-        QCOMPARE(controls.cancelButton()->objectName(), QString("demoCancel"));
-        QCOMPARE(controls.progressLabel()->objectName(), QString("demoProgress"));
-        QVERIFY(controls.runButton()->isEnabled());
-        QVERIFY(!controls.cancelButton()->isEnabled());
-        controls.setRunning(true);
-        controls.setProgress("B = 4");
-        QVERIFY(!controls.runButton()->isEnabled());
-        QVERIFY(controls.cancelButton()->isEnabled());
-        QCOMPARE(controls.progressLabel()->text(), QString("B = 4"));
-        controls.setRunning(false);
-        QVERIFY(controls.runButton()->isEnabled());
-        QVERIFY(!controls.cancelButton()->isEnabled());
-        QVERIFY(controls.progressLabel()->text().isEmpty());
-    }
-
-    void showsOnlyTheProgressOfItsOwnJobKind() {
+    void runWaitsForAModelAndForOtherJobs() {
         LabJobs jobs;
         QWidget panel;
-        JobControls controls(&panel, "demo", "Run demo", JobKind::Scheduler);
-        controls.subscribe(jobs);
-        emit jobs.jobProgress(1, JobKind::Scheduler, "static 3/16", 20);
-        QCOMPARE(controls.progressLabel()->text(), QString("static 3/16"));
-        emit jobs.jobProgress(2, JobKind::BatchingSweep, "B = 8", 50);
-        QCOMPARE(controls.progressLabel()->text(), QString("static 3/16"));
+        JobControls needsModel(&panel, "demo", "Run demo");
+        JobControls noModel(&panel, "head", "Time one head", false);
+        QCOMPARE(needsModel.runButton()->objectName(), QString("demoRun"));
+        QCOMPARE(needsModel.cancelButton()->objectName(), QString("demoCancel"));
+        QCOMPARE(needsModel.progressLabel()->objectName(), QString("demoProgress"));
+        needsModel.attach(jobs);
+        noModel.attach(jobs);
+        QVERIFY(!needsModel.runButton()->isEnabled()); // no model loaded yet
+        QVERIFY(noModel.runButton()->isEnabled());
+        QCOMPARE(needsModel.run([](LabJobs& runner) { return runner.start("demo", {}); }),
+                 quint64(0));
+
+        std::atomic<bool> release{false};
+        jobs.start("other", heldJob(release, "someone else's job"));
+        QVERIFY(jobs.busy());
+        QVERIFY(!noModel.runButton()->isEnabled()); // one job at a time
+        QVERIFY(!noModel.cancelButton()->isEnabled());
+        release = true;
+        QTRY_VERIFY(noModel.runButton()->isEnabled());
+        QVERIFY(noModel.progressLabel()->text().isEmpty()); // not its job's progress
     }
 
-    void panelsForwardTheirButtons() {
-        BatchingPanel batching;
-        QSignalSpy sweep(&batching, &BatchingPanel::sweepRequested);
-        QSignalSpy batchingCancel(&batching, &BatchingPanel::cancelRequested);
-        batching.runButton()->click();
-        QCOMPARE(sweep.count(), 1);
-        batching.setRunning(true);
-        QVERIFY(!batching.runButton()->isEnabled());
-        batching.cancelButton()->click();
-        QCOMPARE(batchingCancel.count(), 1);
+    void ownJobShowsItsProgressAndCancels() {
+        LabJobs jobs;
+        QWidget panel;
+        JobControls controls(&panel, "demo", "Run demo", false);
+        controls.attach(jobs);
+        QSignalSpy ended(&controls, &JobControls::ended);
+        std::atomic<bool> release{false};
+        const auto job = controls.run(
+            [&](LabJobs& runner) { return runner.start("demo", heldJob(release, "step 1 of 3")); });
+        QVERIFY(job != 0);
+        QVERIFY(controls.running());
+        QVERIFY(!controls.runButton()->isEnabled());
+        QVERIFY(controls.cancelButton()->isEnabled());
+        QTRY_COMPARE(controls.progressLabel()->text(), QString("step 1 of 3"));
+        emit jobs.jobProgress(job + 100, "other", "not mine", 50);
+        QCOMPARE(controls.progressLabel()->text(), QString("step 1 of 3"));
 
-        SchedulerPanel scheduler;
-        QSignalSpy schedule(&scheduler, &SchedulerPanel::scheduleRequested);
-        QSignalSpy schedulerCancel(&scheduler, &SchedulerPanel::cancelRequested);
-        scheduler.runButton()->click();
-        QCOMPARE(schedule.count(), 1);
-        scheduler.setRunning(true);
-        scheduler.cancelButton()->click();
-        QCOMPARE(schedulerCancel.count(), 1);
-        scheduler.setRunning(false);
-        QVERIFY(scheduler.runButton()->isEnabled());
+        controls.cancelButton()->click();
+        QCOMPARE(ended.count(), 1); // at once: a dropped job sends nothing more
+        QCOMPARE(ended.at(0).at(0).toBool(), false);
+        QCOMPARE(ended.at(0).at(1).toString(), QString("cancelled"));
+        QVERIFY(!controls.running());
+        QVERIFY(controls.progressLabel()->text().isEmpty());
+        QVERIFY(controls.runButton()->isEnabled());
+
+        release = true;
+        ended.clear();
+        QVERIFY(controls.run([&](LabJobs& runner) {
+            return runner.start("demo", heldJob(release, "done at once"));
+        }) != 0);
+        QTRY_COMPARE(ended.count(), 1);
+        QCOMPARE(ended.at(0).at(0).toBool(), true);
+        QVERIFY(controls.runButton()->isEnabled());
+        QVERIFY(!controls.cancelButton()->isEnabled());
     }
 };
 

@@ -2,7 +2,7 @@
 // pure bookkeeping): one square per block in the owner's, shared or free series, a mark on
 // each partly filled last block, snapshots switchable, the scheduler's own tables left out,
 // and PNG/SVG/CSV/JSON export through ChartExport.
-#include "compute/experiments/KvBlockMap.hpp"
+#include "compute/experiments/serving/KvBlockMap.hpp"
 #include "widgets/ChartExport.hpp"
 #include "widgets/KvBlocksPanel.hpp"
 #include "widgets/TableModel.hpp"

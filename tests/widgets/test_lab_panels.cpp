@@ -122,11 +122,9 @@ void LabPanelsTest::cachingPanelDrawsBothRunsAndTheRatio() {
     QCOMPARE(std::get<std::string>(table.at(4, "same token")), std::string("yes"));
     QVERIFY(table.notes.at(0).find("ratio 2.8") != std::string::npos);
 
-    QSignalSpy requested(&panel, &CachingPanel::runRequested);
-    panel.tokensBox()->setValue(48);
-    panel.runButton()->click();
-    QCOMPARE(requested.count(), 1);
-    QCOMPARE(requested.at(0).at(0).toInt(), 48);
+    // Not attached to a job runner: the run button waits (the window test runs it for real).
+    QVERIFY(!panel.runButton()->isEnabled());
+    QCOMPARE(panel.run(48), quint64(0));
 }
 
 void LabPanelsTest::cachingPanelFlagsDifferentTokens() {
@@ -299,24 +297,16 @@ void LabPanelsTest::schemesPanelAsksForReports() {
     QCOMPARE(panel.checkedSchemes(), SchemesPanel::allSchemes()); // all ticked at first
     panel.setCheckedSchemes({"nf4-b64", "fp16"});
     QCOMPARE(panel.checkedSchemes(), QStringList({"fp16", "nf4-b64"})); // in the lab's order
-    QSignalSpy weights(&panel, &SchemesPanel::weightReportRequested);
-    QSignalSpy quality(&panel, &SchemesPanel::qualityReportRequested);
-    QSignalSpy cancel(&panel, &SchemesPanel::cancelRequested);
-    panel.weightButton()->click();
-    QCOMPARE(weights.count(), 1);
-    QCOMPARE(weights.at(0).at(0).toStringList(), QStringList({"fp16", "nf4-b64"}));
-    panel.perplexityTokensBox()->setValue(128);
-    panel.questionsBox()->setValue(2);
-    panel.qualityButton()->click();
-    QCOMPARE(quality.count(), 1);
-    QCOMPARE(quality.at(0).at(1).toInt(), 128);
-    QCOMPARE(quality.at(0).at(2).toInt(), 2);
-    panel.setRunning(true);
+    // Not attached to a job runner: both report buttons wait (the window test runs them).
     QVERIFY(!panel.weightButton()->isEnabled());
-    panel.cancelButton()->click();
-    QCOMPARE(cancel.count(), 1);
-    panel.setRunning(false);
+    QVERIFY(!panel.qualityButton()->isEnabled());
     QVERIFY(!panel.cancelButton()->isEnabled());
+    QCOMPARE(panel.runWeightReport(panel.checkedSchemes()), quint64(0));
+    // A name the lab does not know is refused before any job, and said.
+    QSignalSpy ended(&panel, &LabPanel::jobEnded);
+    QCOMPARE(panel.runWeightReport({"int3-magic"}), quint64(0));
+    QCOMPARE(ended.count(), 1);
+    QCOMPARE(ended.at(0).at(1).toBool(), false);
 
     QSignalSpy current(&panel, &SchemesPanel::currentSchemeChanged);
     panel.setCurrentScheme("int4-g128");

@@ -3,8 +3,9 @@
 // `report activations` (compute::experiments::activationReport); the prefill/decode, kernel,
 // KV cache and caching panels those of `generate` (compute::experiments::RunTables).
 #include "RecordedRun.hpp"
-#include "compute/experiments/ActivationReport.hpp"
-#include "compute/experiments/RunTables.hpp"
+#include "compute/experiments/caching/CachingLab.hpp"
+#include "compute/experiments/quantization/ActivationReport.hpp"
+#include "compute/experiments/run/RunTables.hpp"
 #include "widgets/ActivationOutliersPanel.hpp"
 #include "widgets/CachingPanel.hpp"
 #include "widgets/KernelTimingsPanel.hpp"

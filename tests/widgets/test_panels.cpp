@@ -1,7 +1,7 @@
 // Each panel fed a recorded run: its Qt model passes QAbstractItemModelTester and its series
 // hold exactly the recorded points; log axes keep zeros (clamped); streaming appends rows.
 #include "RecordedRun.hpp"
-#include "compute/experiments/RunTables.hpp"
+#include "compute/experiments/run/RunTables.hpp"
 #include "widgets/ActivationOutliersPanel.hpp"
 #include "widgets/ChartExport.hpp"
 #include "widgets/KvCachePanel.hpp"

@@ -1,0 +1,103 @@
+// ChartPanel's looks: the theme (light or dark, following the palette), the series colours and
+// the fonts at the presentation scale.
+#include "widgets/ChartPanelParts.hpp"
+
+#include <QApplication>
+#include <QAreaSeries>
+#include <QBarCategoryAxis>
+#include <QBarSeries>
+#include <QBarSet>
+#include <QChart>
+#include <QChartView>
+#include <QEvent>
+#include <QLabel>
+#include <QLegend>
+#include <QLineSeries>
+#include <QLogValueAxis>
+#include <QScatterSeries>
+#include <QVBoxLayout>
+#include <QValueAxis>
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace inferscope::widgets {
+
+void ChartPanel::setPresentationScale(double scale) {
+    scale_ = std::clamp(scale, 0.5, 4.0);
+    applyFonts();
+}
+
+void ChartPanel::setDarkTheme(bool dark) {
+    themeFollowsPalette_ = false;
+    dark_ = dark;
+    applyTheme();
+}
+
+void ChartPanel::applyTheme() {
+    // The theme resets fonts and series colours, so it goes first and ours follow.
+    chart_->chart->setTheme(dark_ ? QChart::ChartThemeDark : QChart::ChartThemeLight);
+    chart_->chart->setBackgroundRoundness(0);
+    for (std::size_t i = 0; i < chart_->series.size(); ++i) {
+        auto& s = chart_->series[i];
+        QColor colour =
+            s.colour.isValid() ? s.colour : kSeriesColours[i % std::size(kSeriesColours)];
+        if (s.xy && s.kind != SeriesKind::Area) {
+            // Measured lines solid and wide, formulas dashed and thin on top of them.
+            QPen pen(colour, s.kind == SeriesKind::Scatter ? 1.0
+                             : s.kind == SeriesKind::Line  ? 3.0
+                                                           : 1.5);
+            if (s.kind == SeriesKind::DashedLine) pen.setStyle(Qt::DashLine);
+            s.xy->setPen(pen);
+            if (s.kind == SeriesKind::Scatter) {
+                s.xy->setBrush(colour);
+                // An outline in the text colour keeps a marker visible on a line of its colour.
+                s.xy->setPen(QPen(dark_ ? QColor(Qt::white) : QColor(Qt::black), 1.5));
+            }
+        } else if (auto* area = qobject_cast<QAreaSeries*>(s.series)) {
+            QColor fill = colour;
+            fill.setAlpha(150);
+            area->setBrush(fill);
+            area->setPen(QPen(colour, 1.5));
+        } else if (s.bars) {
+            s.bars->setColor(colour);
+            s.bars->setBorderColor(colour.darker(130));
+        }
+    }
+    applyFonts();
+}
+
+void ChartPanel::applyFonts() {
+    QFont base = QApplication::font(); // the presentation scale applies once, here
+    base.setPointSizeF(base.pointSizeF() > 0 ? base.pointSizeF() : 10.0);
+    chart_->chart->setTitleFont(scaledFont(base, scale_ * 1.2, true));
+    chart_->chart->legend()->setFont(scaledFont(base, scale_));
+    for (auto* axis : {chart_->x.axis, chart_->y.axis}) {
+        if (!axis) continue;
+        axis->setLabelsFont(scaledFont(base, scale_ * 0.9));
+        axis->setTitleFont(scaledFont(base, scale_));
+    }
+    summary_->setFont(scaledFont(base, scale_, true));
+    caption_->setFont(scaledFont(base, scale_ * 0.9));
+    hint_->setFont(scaledFont(base, scale_ * 1.2));
+    // The chart keeps room for its axis labels when tables and controls share the panel.
+    chart_->view->setMinimumSize(qRound(320 * scale_), qRound(240 * scale_));
+}
+
+void ChartPanel::changeEvent(QEvent* event) {
+    if (event->type() == QEvent::PaletteChange && themeFollowsPalette_) {
+        bool dark = isDarkPalette(palette());
+        if (dark != dark_) {
+            dark_ = dark;
+            applyTheme();
+        }
+    }
+    QWidget::changeEvent(event);
+}
+
+bool isDarkPalette(const QPalette& palette) {
+    return palette.color(QPalette::Window).lightness() <
+           palette.color(QPalette::WindowText).lightness();
+}
+
+} // namespace inferscope::widgets
