@@ -96,9 +96,12 @@ const std::vector<Command>& commands() {
          "                                   chunked prefill simulated; the KV block map;\n"
          "                                   prefix sharing with and without forkSequence\n"},
         {"synthesize", runSynthesize,
-         "  synthesize qwen2.5-0.5b OUT.gguf [--type f16|q8_0|q4_1] [--layers N] [--seed S]\n"
-         "                                   a GGUF of that model's shape, random weights and\n"
-         "                                   a BPE tokenizer padded to its vocabulary\n"},
+         "  synthesize SHAPE OUT.gguf [--type f16|q8_0|q4_1] [--layers N] [--seed S]\n"
+         "                                   a GGUF of that model's shape (qwen2.5-0.5b,\n"
+         "                                   qwen3-0.6b, gemma-3-270m, tiny-qwen3, tiny-gemma3,\n"
+         "                                   tiny-phi3, tiny-smollm3), random weights and a BPE\n"
+         "                                   tokenizer padded to its vocabulary; --safetensors\n"
+         "                                   writes an HF folder instead\n"},
         {"report", runReport,
          "  report weights MODEL [--scheme S,...] [--matrix NAME]\n"
          "                                   quantization error of every projection matrix per "

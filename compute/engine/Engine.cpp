@@ -1,6 +1,7 @@
 #include "compute/engine/Engine.hpp"
 
 #include "compute/engine/EngineParts.hpp"
+#include "compute/engine/EngineSupport.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -94,6 +95,7 @@ Engine::~Engine() = default;
 void Engine::build(const WeightSource& weights, const WeightCheck& has) {
     const auto& c = config_;
     c.validate("engine");
+    requireEngineSupport(c);
     context_ = std::make_unique<VulkanContext>(options_.device);
     KernelTuning tuning =
         options_.tuning ? *options_.tuning : KernelTuning::forDevice(context_->info());
