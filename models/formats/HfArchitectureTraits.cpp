@@ -21,11 +21,10 @@ void readArchitectureTraits(const Json& config, const std::string& source, Model
         const std::string name = activation->is_string() ? activation->get<std::string>() : "";
         const bool supported = gemma ? name == "gelu_pytorch_tanh" : name == "silu";
         if (!supported)
-            throw ModelError(source, activationKey, std::nullopt,
-                             std::string("only ") +
-                                 (gemma ? "gelu_pytorch_tanh (GeGLU)" : "silu (SwiGLU)") +
-                                 " is supported for " + architecture + ", got " +
-                                 activation->dump());
+            throw ModelError(
+                source, activationKey, std::nullopt,
+                std::string("only ") + (gemma ? "gelu_pytorch_tanh (GeGLU)" : "silu (SwiGLU)") +
+                    " is supported for " + architecture + ", got " + activation->dump());
     }
     if (architecture == "qwen3") result.qkNorm = true;
     if (architecture == "smollm3") {
@@ -68,8 +67,7 @@ void readArchitectureTraits(const Json& config, const std::string& source, Model
                              "must not be zero");
         if (scaling.attentionFactor == 0.0f) {
             // As transformers and llama.cpp's converter: from the context extension.
-            const double factor =
-                double(result.contextLength) / double(scaling.originalContext);
+            const double factor = double(result.contextLength) / double(scaling.originalContext);
             scaling.attentionFactor =
                 factor > 1.0 ? float(std::sqrt(1.0 + std::log(factor) /
                                                          std::log(double(scaling.originalContext))))
@@ -103,9 +101,8 @@ void readArchitectureTraits(const Json& config, const std::string& source, Model
     const Json* ropeParameters = findField(config, "rope_parameters");
     if (!ropeParameters || !ropeParameters->is_object() ||
         !findField(*ropeParameters, "sliding_attention"))
-        result.ropeThetaWindow =
-            static_cast<float>(optionalNumber(config, source, "rope_local_base_freq").value_or(
-                10000.0));
+        result.ropeThetaWindow = static_cast<float>(
+            optionalNumber(config, source, "rope_local_base_freq").value_or(10000.0));
     const auto window = optionalUnsigned(config, source, "sliding_window");
     if (!window || *window == 0) return;
     result.slidingWindow = *window;

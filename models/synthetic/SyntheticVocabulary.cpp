@@ -96,7 +96,6 @@ std::vector<std::string_view> splitPieces(std::string_view text) {
     return pieces;
 }
 
-
 } // namespace
 
 const char* const syntheticChatTemplate = chatMlTemplate;

@@ -8,6 +8,7 @@
 #include "models/LoadedModel.hpp"
 #include "models/reference/ReferenceTransformer.hpp"
 #include "models/synthetic/SyntheticShapes.hpp"
+#include "tests/ArchitectureLogits.hpp"
 #include "tests/compute/LogitComparison.hpp"
 
 #include <QTemporaryDir>
@@ -76,6 +77,11 @@ private slots:
         std::vector<float> gpu(a);
         gpu.insert(gpu.end(), b.begin(), b.end());
         QVERIFY(compareLogits(gpu, expected, vocab, "prompt") <= 1.0);
+        // And against llama.cpp on the same weights (tests/data/architecture-logits.json).
+        const double llamaCpp =
+            tests::compareWithLlamaCpp("tiny-" + architecture.toStdString(), gpu, vocab, 2e-3);
+        qInfo("against llama.cpp: largest error %.3f of the allowed", llamaCpp);
+        QVERIFY(llamaCpp <= 1.0);
 
         std::vector<float> decoded;
         for (std::int32_t token : kPrompt) {
@@ -133,7 +139,7 @@ private slots:
         QCOMPARE(global.back(), 20 * perPosition);
         // The window (4) plus the block being filled, in blocks of 2: at most 3 blocks.
         QVERIFY2(windowed.back() <= 6 * perPosition, qPrintable(QString::number(windowed.back())));
-        QCOMPARE(windowed[3], 4 * perPosition); // still growing below the window
+        QCOMPARE(windowed[3], 4 * perPosition);  // still growing below the window
         QCOMPARE(windowed.back(), windowed[15]); // flat past it
         // Rolling back within what the windowed layers hold works, past it is refused.
         engine.truncate(1, 19);

@@ -114,14 +114,22 @@ private slots:
     void everyTraitChangesTheLogits_data() {
         QTest::addColumn<QString>("architecture");
         QTest::addColumn<QString>("trait");
-        QTest::newRow("qwen3 q/k norm") << "qwen3" << "qkNorm";
-        QTest::newRow("gemma3 q/k norm") << "gemma3" << "qkNorm";
-        QTest::newRow("gemma3 post-norms") << "gemma3" << "postNorms";
-        QTest::newRow("gemma3 gelu") << "gemma3" << "activation";
-        QTest::newRow("gemma3 embedding scale") << "gemma3" << "embeddingScale";
-        QTest::newRow("gemma3 window") << "gemma3" << "window";
-        QTest::newRow("gemma3 window base") << "gemma3" << "ropeThetaWindow";
-        QTest::newRow("smollm3 nope") << "smollm3" << "noRope";
+        QTest::newRow("qwen3 q/k norm") << "qwen3"
+                                        << "qkNorm";
+        QTest::newRow("gemma3 q/k norm") << "gemma3"
+                                         << "qkNorm";
+        QTest::newRow("gemma3 post-norms") << "gemma3"
+                                           << "postNorms";
+        QTest::newRow("gemma3 gelu") << "gemma3"
+                                     << "activation";
+        QTest::newRow("gemma3 embedding scale") << "gemma3"
+                                                << "embeddingScale";
+        QTest::newRow("gemma3 window") << "gemma3"
+                                       << "window";
+        QTest::newRow("gemma3 window base") << "gemma3"
+                                            << "ropeThetaWindow";
+        QTest::newRow("smollm3 nope") << "smollm3"
+                                      << "noRope";
     }
     void everyTraitChangesTheLogits() {
         QFETCH(QString, architecture);
@@ -137,8 +145,8 @@ private slots:
         if (trait == "window") changed.slidingWindow = 1000; // longer than the sequence
         if (trait == "ropeThetaWindow") changed.ropeThetaWindow = changed.ropeTheta;
         if (trait == "noRope") changed.noRopeLayers.clear();
-        const double difference =
-            maxAbsDifference(allLogits(model.config, model.weights), allLogits(changed, model.weights));
+        const double difference = maxAbsDifference(allLogits(model.config, model.weights),
+                                                   allLogits(changed, model.weights));
         QVERIFY2(difference > 1e-3, qPrintable(QString("%1 off: %2").arg(trait).arg(difference)));
     }
 
@@ -157,7 +165,8 @@ private slots:
         const auto full = allLogits(global, model.weights);
         const std::size_t vocab = spec.vocabSize;
         for (std::size_t t = 0; t < fixtureTokens().size(); ++t) {
-            const std::vector<float> a(windowed.begin() + t * vocab, windowed.begin() + (t + 1) * vocab);
+            const std::vector<float> a(windowed.begin() + t * vocab,
+                                       windowed.begin() + (t + 1) * vocab);
             const std::vector<float> b(full.begin() + t * vocab, full.begin() + (t + 1) * vocab);
             if (t < spec.slidingWindow)
                 QCOMPARE(maxAbsDifference(a, b), 0.0);
@@ -192,7 +201,8 @@ private slots:
 
     // KV bytes: windowed layers stop growing at the window (the split the KV panel shows).
     void kvBytesSplitGlobalAndWindowed() {
-        const ModelConfig gemma = syntheticConfig(gemma3TwoHundredSeventyMillionShape(TensorType::Q8_0));
+        const ModelConfig gemma =
+            syntheticConfig(gemma3TwoHundredSeventyMillionShape(TensorType::Q8_0));
         QCOMPARE(gemma.windowedLayers(), 15u); // 18 layers, every sixth global
         QCOMPARE(gemma.globalLayers(), 3u);
         const std::uint64_t perLayer = 2ull * 1 * 256 * 2; // K and V, 1 kv head, 256, f16
@@ -241,7 +251,8 @@ private slots:
 
         // A gemma3 with logit soft-capping (a Gemma 2 trait) is refused, naming the key.
         writeSyntheticSafetensors(tinySpec("gemma3"), dir.filePath("g").toStdString());
-        auto json = nlohmann::json::parse(std::ifstream(dir.filePath("g/config.json").toStdString()));
+        auto json =
+            nlohmann::json::parse(std::ifstream(dir.filePath("g/config.json").toStdString()));
         json["final_logit_softcapping"] = 30.0;
         expectRefused([&] { parseHfConfig(json, "config.json"); }, "final_logit_softcapping");
         json["final_logit_softcapping"] = nullptr;
@@ -266,9 +277,8 @@ private slots:
                                  {"hidden_act", "silu"},
                                  {"sliding_window", 262144u}};
         std::vector<double> shortFactors(8, 1.5), longFactors(8, 4.0);
-        config["rope_scaling"] = {{"type", "longrope"},
-                                  {"short_factor", shortFactors},
-                                  {"long_factor", longFactors}};
+        config["rope_scaling"] = {
+            {"type", "longrope"}, {"short_factor", shortFactors}, {"long_factor", longFactors}};
         const ModelConfig c = parseHfConfig(config, "config.json");
         QCOMPARE(c.ropeScaling.type, RopeScalingType::LongRope);
         QCOMPARE(c.contextLength, 4096u);
