@@ -66,8 +66,8 @@ inline double compareWithLlamaCpp(const std::string& shape, const std::vector<fl
         for (std::uint32_t t = 0; t < vocab; ++t)
             worst = std::max(worst, std::abs(double(row[t]) - double(expected[t])) / allowed);
         if (models::argmax(row) != models::argmax(expected)) {
-            qWarning("%s position %zu: top-1 %d, llama.cpp %d", shape.c_str(),
-                     fixture.positions[i], models::argmax(row), models::argmax(expected));
+            qWarning("%s position %zu: top-1 %d, llama.cpp %d", shape.c_str(), fixture.positions[i],
+                     models::argmax(row), models::argmax(expected));
             return 1e9;
         }
     }

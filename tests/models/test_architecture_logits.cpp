@@ -42,8 +42,8 @@ private slots:
         const auto logits = reference.forward(tests::architectureLogits().tokens, cache, true);
         const double worst =
             tests::compareWithLlamaCpp(shape.toStdString(), logits, model.config.vocabSize, 2e-4);
-        qInfo("%s %s: largest error %.3f of the allowed", qPrintable(shape),
-              folder ? "hf" : "gguf", worst);
+        qInfo("%s %s: largest error %.3f of the allowed", qPrintable(shape), folder ? "hf" : "gguf",
+              worst);
         QVERIFY2(worst <= 1.0, qPrintable(QString("worst %1").arg(worst)));
     }
 };

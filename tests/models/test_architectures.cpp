@@ -10,6 +10,7 @@
 #include "models/ModelError.hpp"
 #include "models/formats/GgufWriter.hpp"
 #include "models/formats/HfConfig.hpp"
+#include "models/reference/OperationCounts.hpp"
 #include "models/reference/ReferenceTransformer.hpp"
 #include "models/synthetic/SyntheticShapes.hpp"
 
@@ -212,6 +213,18 @@ private slots:
         const ModelConfig qwen = syntheticConfig(qwen3SixHundredMillionShape(TensorType::Q8_0));
         QCOMPARE(qwen.kvCacheBytes(4096), 4096 * qwen.kvBytesPerToken());
         QCOMPARE(qwen.kvBytesPerToken(), 2ull * 28 * 8 * 128 * 2); // 114,688 bytes
+    }
+
+    // Windowed layers score at most the window: the MAC formula and its closed form agree.
+    void attentionMacsFollowTheWindow() {
+        const ModelConfig gemma =
+            syntheticConfig(gemma3TwoHundredSeventyMillionShape(TensorType::Q8_0));
+        const std::uint64_t perKey = 4ull * 256 * 2; // heads x head dim x 2
+        QCOMPARE(attentionMacsAtPosition(gemma, 99), 100 * 18 * perKey);
+        QCOMPARE(attentionMacsAtPosition(gemma, 999), (1000 * 3 + 512 * 15) * perKey);
+        std::uint64_t sum = 0;
+        for (std::uint64_t p = 500; p < 530; ++p) sum += attentionMacsAtPosition(gemma, p);
+        QCOMPARE(forwardMacs(gemma, 500, 30, 0).attention, sum);
     }
 
     void phi3FusedTensorsAreSplitIntoViews() {
