@@ -62,8 +62,7 @@ private slots:
             if (part.what.rfind("KV cache", 0) == 0) kv = part.deviceBytes;
         qInfo("%s: engine built in %.1f s; device %llu bytes (estimate %llu), KV %llu (estimate "
               "%llu)",
-              qPrintable(shape), loadSeconds,
-              static_cast<unsigned long long>(memory.deviceBytes),
+              qPrintable(shape), loadSeconds, static_cast<unsigned long long>(memory.deviceBytes),
               static_cast<unsigned long long>(footprint.deviceBytes()),
               static_cast<unsigned long long>(memory.kvReservedBytes),
               static_cast<unsigned long long>(kv));
@@ -74,7 +73,7 @@ private slots:
         if (model.config.windowedLayers()) {
             const auto reserved = engine.kvCache().reservedBytesByLayer();
             QCOMPARE(engine.kvCache().windowCapacityBlocks(), 49u); // (511 + 256) / 16 + 1
-            QCOMPARE(reserved[0] * 512, reserved[5] * 49); // layer 0 windowed, 5 global
+            QCOMPARE(reserved[0] * 512, reserved[5] * 49);          // layer 0 windowed, 5 global
         }
 
         const std::vector<std::int32_t> prompt{17, 230, 4000, 61, 999, 3, 1234, 77};
