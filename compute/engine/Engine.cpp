@@ -2,6 +2,7 @@
 
 #include "compute/engine/EngineParts.hpp"
 #include "compute/engine/EngineSupport.hpp"
+#include "compute/engine/NonFiniteStep.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -416,9 +417,7 @@ StepResult Engine::step(const std::vector<SequenceInput>& batch, bool allLogits)
         saved.push_back({entry.sequence, existed, existed ? history_[entry.sequence].size() : 0,
                          kvCache_->length(entry.sequence)});
     }
-    try {
-        return runStep(batch, allLogits, start);
-    } catch (...) {
+    auto rollBack = [&] {
         for (const auto& s : saved) {
             if (!s.existed) {
                 history_.erase(s.id);
@@ -428,8 +427,37 @@ StepResult Engine::step(const std::vector<SequenceInput>& batch, bool allLogits)
             history_[s.id].resize(s.historySize);
             kvCache_->truncate(s.id, s.cachedLength);
         }
+    };
+    StepResult result;
+    try {
+        result = runStep(batch, allLogits, start);
+    } catch (...) {
+        rollBack();
         throw;
     }
+    if (logitsAreFinite(result)) return result;
+    // NaN or Inf logits are no result: run the step again with the residual stream copied
+    // after each layer, and name the first layer whose output is not finite.
+    rollBack();
+    std::vector<StepRowOrigin> rows; // as runStep orders them
+    for (const auto& entry : batch) {
+        const auto found = history_.find(entry.sequence);
+        const std::size_t end =
+            (found == history_.end() ? 0 : found->second.size()) + entry.tokens.size();
+        for (std::uint32_t p = options_.cached ? kvCache_->length(entry.sequence) : 0; p < end; ++p)
+            rows.push_back({entry.sequence, p});
+    }
+    const ProbeOptions probes = options_.probes;
+    options_.probes.residualStream = true;
+    std::optional<StepProbes> probed;
+    try {
+        probed = runStep(batch, allLogits, start).probes;
+    } catch (...) {
+        probed.reset(); // the logits alone still say enough
+    }
+    options_.probes = probes;
+    rollBack();
+    throwNonFiniteStep(config_, rows, probed);
 }
 
 StepResult Engine::runStep(const std::vector<SequenceInput>& batch, bool allLogits,

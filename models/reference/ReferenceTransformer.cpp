@@ -2,6 +2,7 @@
 
 #include "models/ModelError.hpp"
 #include "models/formats/TensorNames.hpp"
+#include "models/reference/NonFinite.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -599,13 +600,20 @@ std::vector<float> ReferenceTransformer::forward(std::span<const std::int32_t> t
     std::vector<float> attention(count * qDim), projected(count * hidden);
     std::vector<float> gate(count * ffn), up(count * ffn);
     const std::size_t total = start + count;
+    // Each tensor a layer makes is checked for NaN and Inf as it is made (a pass over values
+    // the products just wrote: small beside the products), so an overflow is named where it
+    // starts instead of surfacing as NaN logits.
+    auto check = [&](const std::vector<float>& values, std::size_t rowSize, int layer,
+                     const char* tensor) { requireFinite(values, rowSize, start, layer, tensor); };
 
     for (std::uint32_t layer = 0; layer < c.layers; ++layer) {
+        const int li = int(layer);
         // Attention block: x += Wo · attention(RoPE(Wq n), RoPE(Wk n), Wv n), n = norm(x).
         const Weights::Layer& lw = w.layers[layer];
         for (std::size_t t = 0; t < count; ++t)
             rmsNorm(&x[t * hidden], lw.attnNorm.data(), hidden, c.rmsNormEps, &normed[t * hidden],
                     normOffset);
+        check(normed, hidden, li, "attention norm output (attn_norm)");
         auto bias = [](std::span<const float> values) {
             return values.empty() ? nullptr : values.data();
         };
@@ -625,6 +633,9 @@ std::vector<float> ReferenceTransformer::forward(std::span<const std::int32_t> t
                     rmsNorm(head, lw.kNorm.data(), headDim, c.rmsNormEps, head, normOffset);
                 }
             }
+        check(q, qDim, li, "queries (attn_q)");
+        check(k, kvDim, li, "keys (attn_k)");
+        check(v, kvDim, li, "values (attn_v)");
         const std::vector<float>& ropeInvFreq = layerRopeInvFreq_[layer];
         if (c.usesRope(layer))
             for (std::size_t t = 0; t < count; ++t) {
@@ -679,6 +690,7 @@ std::vector<float> ReferenceTransformer::forward(std::span<const std::int32_t> t
                 }
             }
         });
+        check(attention, qDim, li, "attention output (softmax(QK^T)V)");
         project({{&lw.output, nullptr, &projected, hidden}}, attention, qDim);
         // Post-norms (gemma3): the block's output is normalized before it joins x.
         auto postNorm = [&](std::span<const float> weight) {
@@ -688,21 +700,27 @@ std::vector<float> ReferenceTransformer::forward(std::span<const std::int32_t> t
                         &projected[t * hidden], normOffset);
         };
         postNorm(lw.postAttnNorm);
+        check(projected, hidden, li, "attention block output (attn_output)");
         for (std::size_t i = 0; i < x.size(); ++i) x[i] += projected[i];
+        check(x, hidden, li, "residual stream after attention");
 
         // Feed-forward block (SwiGLU, or GeGLU): x += Wdown · (act(Wgate n) * (Wup n)),
         // n = norm(x).
         for (std::size_t t = 0; t < count; ++t)
             rmsNorm(&x[t * hidden], lw.ffnNorm.data(), hidden, c.rmsNormEps, &normed[t * hidden],
                     normOffset);
+        check(normed, hidden, li, "feed-forward norm output (ffn_norm)");
         project({{&lw.gate, nullptr, &gate, ffn}, {&lw.up, nullptr, &up, ffn}}, normed, hidden);
         if (c.activation == FfnActivation::GeluTanh)
             for (std::size_t i = 0; i < gate.size(); ++i) gate[i] = geluTanh(gate[i]) * up[i];
         else
             for (std::size_t i = 0; i < gate.size(); ++i) gate[i] = silu(gate[i]) * up[i];
+        check(gate, ffn, li, "feed-forward activation (act(ffn_gate) * ffn_up)");
         project({{&lw.down, nullptr, &projected, hidden}}, gate, ffn);
         postNorm(lw.postFfnNorm);
+        check(projected, hidden, li, "feed-forward output (ffn_down)");
         for (std::size_t i = 0; i < x.size(); ++i) x[i] += projected[i];
+        check(x, hidden, li, "residual stream after the feed-forward block");
 
         if (observer_)
             for (std::size_t t = 0; t < count; ++t)
@@ -724,6 +742,8 @@ std::vector<float> ReferenceTransformer::forward(std::span<const std::int32_t> t
         projectRows(output, finalNormed, hidden, rows, output.rows * part / parts,
                     output.rows * (part + 1) / parts);
     });
+    requireFinite(finalNormed, hidden, start + first, -1, "final norm output (output_norm)");
+    requireFinite(logits, c.vocabSize, start + first, -1, "logits (output head)");
     return logits;
 }
 
