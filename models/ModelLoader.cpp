@@ -1,10 +1,12 @@
 // loadModel's dispatch by what the path is, and where set-up keeps its data.
 #include "models/LoadedModel.hpp"
 #include "models/ModelError.hpp"
+#include "models/formats/RegularFile.hpp"
 
 #include <array>
 #include <cstdlib>
 #include <fstream>
+#include <unistd.h>
 
 namespace inferscope::models {
 
@@ -26,15 +28,18 @@ LoadedModel loadModel(const std::filesystem::path& path) {
     if (error || !std::filesystem::exists(status))
         throw ModelError(path.string(), "", std::nullopt, "no such file or folder");
     if (std::filesystem::is_directory(status)) return loadSafetensorsModel(path);
-    if (!std::filesystem::is_regular_file(status))
-        throw ModelError(path.string(), "", std::nullopt, "not a regular file or folder");
 
-    std::array<char, 4> magic{};
-    std::ifstream stream(path, std::ios::binary);
-    if (!stream) throw ModelError(path.string(), "", std::nullopt, "cannot open file");
-    stream.read(magic.data(), magic.size());
-    if (stream.gcount() == 4 && std::string_view(magic.data(), 4) == "GGUF")
-        return loadGgufModel(path);
+    std::string magic;
+    try {
+        // RegularFile refuses a FIFO, socket or device (named) before open() could block.
+        const RegularFile file = RegularFile::open(path);
+        magic.resize(4);
+        const auto got = ::pread(file.descriptor(), magic.data(), 4, 0);
+        magic.resize(got > 0 ? std::size_t(got) : 0);
+    } catch (const FileError& e) {
+        throw ModelError(path.string(), "", std::nullopt, e.reason());
+    }
+    if (magic == "GGUF") return loadGgufModel(path);
     // A file inside a safetensors folder stands for the folder.
     const std::string name = path.filename().string();
     if (name.ends_with(".safetensors") || name == "model.safetensors.index.json" ||

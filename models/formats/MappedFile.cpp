@@ -1,37 +1,32 @@
 #include "models/formats/MappedFile.hpp"
 
 #include "models/ModelError.hpp"
+#include "models/formats/RegularFile.hpp"
 
 #include <cerrno>
 #include <cstring>
-#include <fcntl.h>
+#include <optional>
 #include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <utility>
 
 namespace inferscope::models {
 
 MappedFile::MappedFile(const std::filesystem::path& path) : path_(path) {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) throw ModelError(path.string(), "", std::nullopt, std::strerror(errno));
-    struct stat st {};
-    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        ::close(fd);
-        throw ModelError(path.string(), "", std::nullopt, "not a regular file");
+    // RegularFile refuses a FIFO, socket, device or folder before open() could block.
+    std::optional<RegularFile> file;
+    try {
+        file.emplace(RegularFile::open(path));
+    } catch (const FileError& e) {
+        throw ModelError(path.string(), "", std::nullopt, e.reason());
     }
-    size_ = static_cast<std::size_t>(st.st_size);
+    size_ = static_cast<std::size_t>(file->size());
     if (size_ > 0) {
-        void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
-        if (p == MAP_FAILED) {
-            int err = errno;
-            ::close(fd);
+        void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, file->descriptor(), 0);
+        if (p == MAP_FAILED)
             throw ModelError(path.string(), "", std::nullopt,
-                             std::string("cannot map file: ") + std::strerror(err));
-        }
+                             std::string("cannot map file: ") + std::strerror(errno));
         data_ = static_cast<const std::uint8_t*>(p);
     }
-    ::close(fd);
 }
 
 MappedFile::~MappedFile() {

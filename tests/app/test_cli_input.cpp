@@ -4,6 +4,7 @@
 // (mistake) or 1 (bad model file).
 #include "../models/TinyGgufModel.hpp"
 #include "app/cli/Output.hpp"
+#include "models/formats/TextFile.hpp"
 #include "models/synthetic/SyntheticModel.hpp"
 #include "tests/DefaultModel.hpp"
 #include "tests/app/CliRunner.hpp"
@@ -12,7 +13,9 @@
 #include <QtTest>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
+#include <sys/stat.h>
 
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -125,8 +128,13 @@ private slots:
     void textFilesAreCappedAndChecked() {
         const auto zero = runCli({"perplexity", model_, "/dev/zero", "--backend", "cpu"});
         QCOMPARE(zero.status, 2);
-        QVERIFY2(contains(zero.err, "/dev/zero") && contains(zero.err, "larger than"),
-                 zero.err.c_str());
+        QVERIFY2(contains(zero.err, "/dev/zero: is a character device"), zero.err.c_str());
+        const std::string large = dir_.filePath("large.txt").toStdString();
+        std::ofstream(large) << "x";
+        std::filesystem::resize_file(large, models::kMaxCorpusBytes + 1);
+        const auto tooLarge = runCli({"perplexity", model_, large, "--backend", "cpu"});
+        QCOMPARE(tooLarge.status, 2);
+        QVERIFY2(contains(tooLarge.err, "larger than the 32 MiB"), tooLarge.err.c_str());
         const std::string folder = dir_.path().toStdString();
         const auto dir = runCli({"perplexity", model_, folder, "--backend", "cpu"});
         QCOMPARE(dir.status, 2);
@@ -139,15 +147,47 @@ private slots:
         const auto text = runCli({"report", "quality", model_, "--text", "/dev/zero", "--battery",
                                   "none", "--scheme", "int8-row"});
         QCOMPARE(text.status, 2);
-        QVERIFY2(contains(text.err, "/dev/zero") && contains(text.err, "larger than"),
-                 text.err.c_str());
+        QVERIFY2(contains(text.err, "/dev/zero: is a character device"), text.err.c_str());
         const auto battery = runCli({"report", "quality", model_, "--battery", "/dev/zero"});
         QCOMPARE(battery.status, 2);
-        QVERIFY2(contains(battery.err, "factual battery") && contains(battery.err, "larger than"),
+        QVERIFY2(contains(battery.err, "factual battery") &&
+                     contains(battery.err, "is a character device"),
                  battery.err.c_str());
         const auto batteryDir = runCli({"report", "quality", model_, "--battery", folder});
         QCOMPARE(batteryDir.status, 2);
         QVERIFY2(contains(batteryDir.err, "is a folder"), batteryDir.err.c_str());
+    }
+
+    // A FIFO with no writer would block open() forever; a folder gave raw library errors.
+    // Every file a command reads is refused at once with the path and the reason.
+    void pipesAndFoldersAreRefusedAtOnceByEveryReader() {
+        const std::string fifo = dir_.filePath("no-writer").toStdString();
+        QCOMPARE(::mkfifo(fifo.c_str(), 0600), 0);
+        const std::string folder = dir_.path().toStdString();
+        struct Case {
+            std::string path;
+            std::vector<std::string> command;
+        };
+        std::vector<Case> cases;
+        for (const std::string& path : {fifo, folder}) {
+            cases.push_back({path, {"perplexity", model_, path, "--backend", "cpu"}});
+            cases.push_back({path, {"budget", "--no-detect", "--presets", path}});
+            cases.push_back(
+                {path, {"report", "quality", model_, "--battery", path, "--scheme", "int8-row"}});
+            cases.push_back({path, {"schedule", model_, "--mix", path}});
+        }
+        // A folder is a safetensors model to these: only the FIFO is refused as a kind.
+        cases.push_back({fifo, {"info", fifo}});
+        cases.push_back({fifo, {"generate", fifo, "-p", "a", "-n", "1", "--backend", "cpu"}});
+        for (const auto& c : cases) {
+            const auto r = runCli(c.command);
+            const std::string label = c.command[0] + " " + c.path + ": " + r.err;
+            QVERIFY2(r.status != 0, label.c_str());
+            const std::string kind = c.path == fifo ? "is a named pipe (FIFO)" : "is a folder";
+            QVERIFY2(contains(r.err, c.path) && contains(r.err, kind), label.c_str());
+            QVERIFY2(!contains(r.err, "basic_filebuf") && !contains(r.err, "filesystem error"),
+                     label.c_str());
+        }
     }
 
     void commandsWithoutArgumentsPrintTheirUsage() {

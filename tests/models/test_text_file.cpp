@@ -1,12 +1,17 @@
-// The capped text-file reader (perplexity corpus, factual battery) and the escaping of
-// token bytes for display and JSON.
+// The capped text-file reader (perplexity corpus, factual battery), which refuses what is
+// not a regular file (RegularFile), and the escaping of token bytes for display and JSON.
 #include "models/formats/TextFile.hpp"
 #include "models/tokenizer/PrintableBytes.hpp"
 
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <cstring>
 #include <fstream>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 using namespace inferscope::models;
 
@@ -44,19 +49,45 @@ private slots:
         QCOMPARE(readTextFile(empty), std::string());
     }
 
-    // A device has no size to check first: reading stops one byte past the cap.
-    void devicesAreReadOnlyUpToTheCap() {
-        const std::string zero = errorOf("/dev/zero", 1 << 20);
-        QCOMPARE(QString::fromStdString(zero),
-                 QString("/dev/zero: larger than the 1 MiB allowed for a text file"));
-        QVERIFY(errorOf("/dev/zero", kMaxCorpusBytes).find("32 MiB") != std::string::npos);
-        QCOMPARE(readTextFile("/dev/null"), std::string());
+    // What is not a regular file is refused at once, before open() could wait for a writer
+    // (a FIFO) or read forever (/dev/zero), naming the kind.
+    void devicesPipesSocketsAndFoldersAreRefusedAtOnce() {
+        QCOMPARE(QString::fromStdString(errorOf("/dev/zero", 1 << 20)),
+                 QString("/dev/zero: is a character device, not a regular file"));
+        QCOMPARE(QString::fromStdString(errorOf("/dev/null", 1 << 20)),
+                 QString("/dev/null: is a character device, not a regular file"));
+        const std::filesystem::path fifo = dir_.filePath("pipe").toStdString();
+        QCOMPARE(::mkfifo(fifo.c_str(), 0600), 0);
+        QCOMPARE(
+            QString::fromStdString(errorOf(fifo, 100)),
+            QString::fromStdString(fifo.string() + ": is a named pipe (FIFO), not a regular file"));
+        const std::filesystem::path socketPath = dir_.filePath("socket").toStdString();
+        const int listener = ::socket(AF_UNIX, SOCK_STREAM, 0);
+        QVERIFY(listener >= 0);
+        sockaddr_un address{};
+        address.sun_family = AF_UNIX;
+        std::strncpy(address.sun_path, socketPath.c_str(), sizeof address.sun_path - 1);
+        QCOMPARE(::bind(listener, reinterpret_cast<const sockaddr*>(&address), sizeof address), 0);
+        const std::string socketError = errorOf(socketPath, 100);
+        ::close(listener);
+        QCOMPARE(QString::fromStdString(socketError),
+                 QString::fromStdString(socketPath.string() + ": is a socket, not a regular file"));
+    }
+
+    void permissionErrorsAreOneSentence() {
+        if (::geteuid() == 0) QSKIP("root reads every file: no permission error to provoke");
+        const std::filesystem::path file = dir_.filePath("private.txt").toStdString();
+        std::ofstream(file) << "secret";
+        std::filesystem::permissions(file, std::filesystem::perms::none);
+        QCOMPARE(QString::fromStdString(errorOf(file, 100)),
+                 QString::fromStdString(file.string() +
+                                        ": permission denied: this user may not read it"));
     }
 
     void foldersAndMissingFilesAreNamed() {
         const std::filesystem::path folder = dir_.path().toStdString();
         QCOMPARE(QString::fromStdString(errorOf(folder, 100)),
-                 QString::fromStdString(folder.string() + ": is a folder, not a text file"));
+                 QString::fromStdString(folder.string() + ": is a folder, not a file"));
         QCOMPARE(QString::fromStdString(errorOf(folder / "absent.txt", 100)),
                  QString::fromStdString((folder / "absent.txt").string() + ": no such file"));
     }

@@ -1,5 +1,8 @@
 #include "compute/experiments/serving/RequestMix.hpp"
 
+#include "models/ModelError.hpp"
+#include "models/formats/StrictJson.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <fstream>
@@ -102,20 +105,23 @@ std::vector<std::uint32_t> skewedLengths(const RequestMixSpec& spec) {
 
 std::vector<MixEntry> loadRequestMix(const std::filesystem::path& file) {
     const std::string name = file.string();
-    std::ifstream in(file);
-    if (!in) throw std::invalid_argument("cannot read the mix file " + name);
     nlohmann::json doc;
     try {
-        doc = nlohmann::json::parse(in);
-    } catch (const nlohmann::json::exception& e) {
-        throw std::invalid_argument("the mix file " + name +
-                                    " does not parse as JSON: " + e.what());
+        // A regular file of at most 1 MiB (RegularFile refuses a FIFO or a folder at once),
+        // strict JSON: duplicate keys and nesting past 64 levels are refused.
+        doc = models::readStrictJsonFile(file, kMaxMixFileBytes);
+    } catch (const models::ModelError& e) {
+        throw std::invalid_argument("the mix file " + std::string(e.what()));
     }
     const nlohmann::json* list = &doc;
     if (doc.is_object() && doc.contains("requests")) list = &doc["requests"];
     if (!list->is_array())
         throw std::invalid_argument("the mix file " + name +
                                     " needs {\"requests\": [{\"prompt\": ..., \"tokens\": N}]}");
+    if (list->size() > kMaxMixRequests)
+        throw std::invalid_argument("the mix file " + name + " has " +
+                                    std::to_string(list->size()) + " requests, over the limit of " +
+                                    std::to_string(kMaxMixRequests));
     std::vector<MixEntry> entries;
     for (std::size_t i = 0; i < list->size(); ++i) {
         const auto& item = (*list)[i];

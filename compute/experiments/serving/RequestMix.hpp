@@ -28,8 +28,13 @@ struct MixEntry {
     std::string prompt;
     std::uint32_t outputTokens = 0;
 };
-// Throws std::invalid_argument naming the file and what is wrong (unreadable, not JSON, no
-// requests, a request without a prompt or with tokens < 1).
+// A mix is a few KB; 1 MiB holds thousands of requests.
+inline constexpr std::uint64_t kMaxMixFileBytes = 1ull << 20;
+// Every request of a mix runs on the engine: as many as `schedule --requests` allows.
+inline constexpr std::size_t kMaxMixRequests = 1024;
+// Throws std::invalid_argument naming the file and what is wrong (not a regular file,
+// unreadable, over kMaxMixFileBytes, not strict JSON, no requests, a request without a prompt
+// or with tokens < 1).
 std::vector<MixEntry> loadRequestMix(const std::filesystem::path& file);
 
 struct ServingRequest {
