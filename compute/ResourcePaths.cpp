@@ -1,26 +1,27 @@
 #include "compute/ResourcePaths.hpp"
 
+#include "models/formats/TextFile.hpp"
+
 #include <cstdlib>
-#include <vector>
+#include <filesystem>
 
 namespace inferscope::compute {
 
-std::optional<std::filesystem::path> findResource(std::string_view fileName) {
-    std::vector<std::filesystem::path> folders;
-    if (const char* dir = std::getenv("INFERSCOPE_RESOURCES")) folders.emplace_back(dir);
-    folders.emplace_back("resources");
-    std::error_code error;
-    const auto exe = std::filesystem::read_symlink("/proc/self/exe", error);
-    if (!error) {
-        // build/app/<exe> and build/tests/<layer>/<exe>: the source tree is above the build.
-        auto dir = exe.parent_path();
-        for (int up = 0; up < 3 && dir.has_parent_path(); ++up) {
-            dir = dir.parent_path();
-            folders.push_back(dir / "resources");
+std::optional<ShippedResource> shippedResource(std::string_view fileName) {
+    if (const char* dir = std::getenv("INFERSCOPE_RESOURCES"); dir && *dir) {
+        const auto path = std::filesystem::path(dir) / fileName;
+        try {
+            return ShippedResource{models::readTextFile(path, models::kMaxSmallTextBytes),
+                                   path.string()};
+        } catch (const models::TextFileError& e) {
+            throw models::TextFileError(path,
+                                        e.reason() + " (INFERSCOPE_RESOURCES names the folder)");
         }
     }
-    for (const auto& folder : folders)
-        if (std::filesystem::exists(folder / fileName, error)) return folder / fileName;
+    for (const auto& resource : embeddedResources())
+        if (resource.name == fileName)
+            return ShippedResource{std::string(resource.bytes),
+                                   "resources/" + std::string(fileName) + " (built in)"};
     return std::nullopt;
 }
 

@@ -2,6 +2,7 @@
 
 #include "compute/ResourcePaths.hpp"
 #include "models/ModelError.hpp"
+#include "models/formats/RegularFile.hpp"
 #include "models/formats/StrictJson.hpp"
 
 #include <algorithm>
@@ -142,6 +143,9 @@ std::vector<ModelShape> parseModelPresets(const std::string& text, const std::st
     std::vector<ModelShape> shapes;
     const auto& list = root["presets"];
     if (list.empty()) fail("presets", "the list is empty");
+    if (list.size() > kMaxModelPresets)
+        fail("presets", std::to_string(list.size()) + " presets, over the limit of " +
+                            std::to_string(kMaxModelPresets));
     for (std::size_t i = 0; i < list.size(); ++i) {
         const auto& entry = list[i];
         std::string where = "preset " + std::to_string(i + 1);
@@ -193,19 +197,18 @@ std::vector<ModelShape> parseModelPresets(const std::string& text, const std::st
 std::vector<ModelShape> loadModelPresets(const std::filesystem::path& path) {
     std::string text;
     try {
-        text = models::readStrictJsonFile(path).dump();
-    } catch (const std::exception& e) {
+        // A regular file (RegularFile refuses a FIFO or a folder at once) of at most 1 MiB.
+        text = models::RegularFile::open(path).readAll(kMaxPresetFileBytes, "a presets file");
+    } catch (const models::FileError& e) {
         throw std::invalid_argument(std::string("model presets: ") + e.what());
     }
     return parseModelPresets(text, path.string());
 }
 
 std::vector<ModelShape> shippedModelPresets() {
-    auto path = findResource("model-presets.json");
-    if (!path)
-        throw std::invalid_argument("model presets: resources/model-presets.json not found "
-                                    "(set INFERSCOPE_RESOURCES to the resources folder)");
-    return loadModelPresets(*path);
+    const auto shipped = shippedResource("model-presets.json");
+    if (!shipped) throw std::invalid_argument("model presets: none are built in");
+    return parseModelPresets(shipped->bytes, shipped->source);
 }
 
 ModelShape shapeOf(const models::ModelConfig& c, std::uint64_t parameters,

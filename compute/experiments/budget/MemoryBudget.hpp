@@ -79,6 +79,9 @@ BudgetSolution solveBudget(std::uint64_t deviceBytes, std::uint64_t weightBytes,
 // {"presets": [{"name", "layers", "heads", "kv_heads", "head_dim", "parameters"}, ...]},
 // and where the model has sliding-window layers "windowed_layers" and "sliding_window".
 // A bad file or entry throws std::invalid_argument naming the file, the entry and the field.
+// Bounds: a file of at most 1 MiB, at most 256 presets (the budget tables grow with them).
+inline constexpr std::uint64_t kMaxPresetFileBytes = 1ull << 20;
+inline constexpr std::size_t kMaxModelPresets = 256;
 std::vector<ModelShape> loadModelPresets(const std::filesystem::path& path);
 std::vector<ModelShape> parseModelPresets(const std::string& json, const std::string& source);
 // The shipped presets (resources/model-presets.json), or an error saying where it looked.

@@ -1,5 +1,8 @@
 #include "compute/experiments/quantization/QualityReport.hpp"
 
+#include "models/ModelError.hpp"
+#include "models/formats/StrictJson.hpp"
+
 #include "compute/engine/Generation.hpp"
 #include "compute/experiments/quantization/WeightReport.hpp"
 #include "models/formats/TextFile.hpp"
@@ -39,12 +42,13 @@ std::string penaltyName(float penalty) {
 
 } // namespace
 
-FactualBattery parseFactualBattery(std::string_view text) {
+FactualBattery parseFactualBattery(std::string_view text, const std::string& source) {
     nlohmann::json doc;
     try {
-        doc = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::exception& e) {
-        throw std::invalid_argument(std::string("factual battery: not valid JSON: ") + e.what());
+        // Strict: duplicate keys and nesting past 64 levels are refused, with the line.
+        doc = models::parseStrictJson(text, source);
+    } catch (const models::ModelError& e) {
+        throw std::invalid_argument(std::string("factual battery: ") + e.what());
     }
     auto fail = [](const std::string& what) {
         throw std::invalid_argument("factual battery: " + what);
@@ -92,7 +96,7 @@ FactualBattery loadFactualBattery(const std::filesystem::path& file) {
     } catch (const models::TextFileError& e) {
         throw std::invalid_argument(std::string("factual battery ") + e.what());
     }
-    return parseFactualBattery(content);
+    return parseFactualBattery(content, file.string());
 }
 
 bool answerAccepted(std::string_view answer, std::span<const std::string> accepted) {

@@ -35,7 +35,8 @@ struct FactualBattery {
 
 // resources/factual-battery.json (format in resources/README.md). Throws std::invalid_argument
 // naming the problem (missing field, empty or non-lowercase accepted answer, ...).
-FactualBattery parseFactualBattery(std::string_view json);
+FactualBattery parseFactualBattery(std::string_view json,
+                                   const std::string& source = "factual battery");
 FactualBattery loadFactualBattery(const std::filesystem::path& file);
 
 // The scoring rule of resources/README.md: the lowercased answer contains an accepted string

@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <optional>
 
 namespace inferscope::compute::experiments {
 
@@ -56,15 +57,20 @@ QualityReportLab::Result QualityReportLab::run(LabContext& lab, const Request& r
         }
     }
     if (request.batteryQuestions != 0) {
-        auto path = request.battery ? request.battery : findResource("factual-battery.json");
-        if (!path && request.requireBattery)
-            throw std::invalid_argument(
-                "cannot find resources/factual-battery.json: pass a battery file");
-        if (path && !chatFormat && request.requireBattery)
+        // The battery given, else the one shipped inside the program (ResourcePaths).
+        std::optional<FactualBattery> loaded;
+        if (request.battery) {
+            loaded = loadFactualBattery(*request.battery);
+        } else if (const auto shipped = shippedResource("factual-battery.json")) {
+            loaded = parseFactualBattery(shipped->bytes, shipped->source);
+        }
+        if (!loaded && request.requireBattery)
+            throw std::invalid_argument("no factual battery is built in: pass a battery file");
+        if (loaded && !chatFormat && request.requireBattery)
             throw std::invalid_argument("the battery needs a chat template, and this model has "
                                         "none we recognise");
-        if (path && chatFormat) {
-            auto battery = loadFactualBattery(*path);
+        if (loaded && chatFormat) {
+            auto battery = std::move(*loaded);
             if (request.batteryQuestions > 0 &&
                 battery.questions.size() > std::size_t(request.batteryQuestions))
                 battery.questions.resize(std::size_t(request.batteryQuestions));
