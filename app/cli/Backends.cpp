@@ -1,5 +1,7 @@
 #include "app/cli/Backends.hpp"
 
+#include "compute/vulkan/DeviceChoice.hpp"
+
 #include <cmath>
 #include <utility>
 
@@ -8,6 +10,14 @@ namespace inferscope::cli {
 void addBackendOptions(OptionSpec& spec) {
     spec.valued.insert({"--backend", "--device", "--format"});
     spec.flags.insert({"--no-cache", "--int8-activations"});
+}
+
+std::optional<std::uint32_t> deviceArgument(const Arguments& a) {
+    try {
+        return compute::requestedDevice(a.value("--device"));
+    } catch (const compute::DeviceChoiceError& e) {
+        throw UsageError(e.what());
+    }
 }
 
 BackendArguments backendArguments(const Arguments& a) {
@@ -23,8 +33,8 @@ BackendArguments backendArguments(const Arguments& a) {
     result.choice.kind =
         backend == "cpu" ? compute::BackendChoice::Kind::Cpu : compute::BackendChoice::Kind::Vulkan;
     result.useCache = !a.flag("--no-cache");
-    if (a.value("--device"))
-        result.choice.deviceIndex = static_cast<std::uint32_t>(a.integer("--device", 0, 0, 64));
+    if (result.vulkan())
+        if (const auto device = deviceArgument(a)) result.choice.deviceIndex = *device;
     if (auto format = a.value("--format")) {
         if (!compute::weightFormatFromName(*format))
             throw UsageError("unknown weight format '" + *format +

@@ -18,6 +18,9 @@ struct BackendArguments {
 
 // Reads --backend, --device, --format and --no-cache where the command declared them.
 BackendArguments backendArguments(const Arguments& arguments);
+// The Vulkan device asked for by --device, else INFERSCOPE_DEVICE (compute/vulkan/DeviceChoice:
+// one rule for both); a bad value is a UsageError listing the devices. nullopt: neither asks.
+std::optional<std::uint32_t> deviceArgument(const Arguments& arguments);
 // Options every Vulkan-using command accepts.
 void addBackendOptions(OptionSpec& spec);
 

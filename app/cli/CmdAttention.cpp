@@ -1,4 +1,5 @@
 #include "app/cli/Arguments.hpp"
+#include "app/cli/Backends.hpp"
 #include "app/cli/Commands.hpp"
 #include "app/cli/Output.hpp"
 #include "compute/experiments/attention/AttentionHeadLab.hpp"
@@ -34,8 +35,7 @@ static int runAttention(const CommandArgs& args, std::ostream& out) {
     options.repeats = static_cast<int>(a.integer("--repeats", 3, 1, 100));
     ex::AttentionHeadRequest request;
     request.options = options;
-    if (a.value("--device"))
-        request.deviceIndex = static_cast<std::uint32_t>(a.integer("--device", 0, 0, 64));
+    request.deviceIndex = deviceArgument(a).value_or(0);
     compute::LabSession session; // no model: the head's own buffers on the device
     compute::JobControl control;
     control.progress = [](const std::string& stage, int) {

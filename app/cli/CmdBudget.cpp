@@ -1,4 +1,5 @@
 #include "app/cli/Arguments.hpp"
+#include "app/cli/Backends.hpp"
 #include "app/cli/Commands.hpp"
 #include "app/cli/Output.hpp"
 #include "compute/experiments/budget/MemoryBudget.hpp"
@@ -13,8 +14,7 @@ namespace {
 // The chosen (or best) Vulkan device's largest device-local heap; nullopt without a device.
 std::optional<std::pair<std::string, std::uint64_t>> detectedDevice(const Arguments& a) {
     compute::ContextOptions options;
-    if (auto index = a.value("--device"))
-        options.deviceIndex = static_cast<std::uint32_t>(a.integer("--device", 0, 0, 64));
+    options.deviceIndex = deviceArgument(a);
     try {
         compute::VulkanContext context(options);
         std::uint64_t bytes = 0;
@@ -23,7 +23,7 @@ std::optional<std::pair<std::string, std::uint64_t>> detectedDevice(const Argume
         if (bytes == 0) return std::nullopt;
         return std::make_pair(context.info().name, bytes);
     } catch (const std::exception&) {
-        if (a.value("--device")) throw;
+        if (options.deviceIndex) throw;
         return std::nullopt;
     }
 }

@@ -49,8 +49,7 @@ static int runSpeculative(const CommandArgs& args, std::ostream& out) {
     request.prompt = a.valueOr("--prompt", request.prompt);
     request.chat = !a.flag("--no-chat");
     compute::EngineOptions engine;
-    if (a.value("--device"))
-        engine.device.deviceIndex = std::uint32_t(a.integer("--device", 0, 0, 64));
+    engine.device.deviceIndex = deviceArgument(a);
     request.engine = engine;
     const bool quiet = a.flag("--quiet") || a.flag("--json");
 

@@ -1,6 +1,7 @@
 #include "app/gui/CommandLine.hpp"
 
 #include "app/gui/PanelRegistry.hpp"
+#include "compute/vulkan/DeviceChoice.hpp"
 
 #include <QCommandLineParser>
 #include <QCoreApplication>
@@ -111,6 +112,20 @@ CommandLineOptions parseCommandLine(const QStringList& arguments, QString* error
         !QRegularExpression("^vulkan:[0-9]+$").match(options.backend).hasMatch()) {
         *error = "--backend wants cpu, vulkan or vulkan:N";
         return options;
+    }
+    // The device rule of the CLI (DeviceChoice): vulkan:N names an existing device, and
+    // without --backend INFERSCOPE_DEVICE (when set) picks it, checked the same way.
+    if (options.backend != "cpu") {
+        try {
+            const auto text = options.backend.mid(QString("vulkan:").size()).toStdString();
+            const auto device = options.backend.isEmpty()
+                                    ? compute::requestedDevice(std::nullopt)
+                                    : compute::requestedDevice(text, "--backend vulkan:N");
+            if (device) options.backend = QString("vulkan:%1").arg(*device);
+        } catch (const compute::ComputeError& e) {
+            *error = QString::fromStdString(e.what());
+            return options;
+        }
     }
     if (parser.isSet(int8Activations) && parser.isSet(noInt8Activations)) {
         *error = "--int8-activations and --no-int8-activations contradict each other";

@@ -1,5 +1,7 @@
 #include "compute/vulkan/VulkanContext.hpp"
 
+#include "compute/vulkan/DeviceChoice.hpp"
+
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -247,18 +249,22 @@ VulkanContext::VulkanContext(const ContextOptions& options)
             throw ComputeError("no Vulkan device found; install a driver, or Mesa lavapipe "
                                "(apt install mesa-vulkan-drivers) to run on the CPU");
         }
+        // One rule for --device and INFERSCOPE_DEVICE (DeviceChoice): a bad value is refused
+        // with the devices listed, never read as device 0.
+        auto deviceList = [&] {
+            std::vector<DeviceInfo> described;
+            for (std::uint32_t i = 0; i < devices.size(); ++i)
+                described.push_back(describe(devices[i], i));
+            return deviceListText(described);
+        };
         std::optional<std::uint32_t> chosen = options.deviceIndex;
-        if (!chosen) {
-            if (const char* env = std::getenv("INFERSCOPE_DEVICE"); env && *env) {
-                chosen = static_cast<std::uint32_t>(std::strtoul(env, nullptr, 10));
-            }
-        }
+        if (chosen)
+            parseDeviceIndex(std::to_string(*chosen), "device", std::uint32_t(devices.size()),
+                             deviceList);
+        else if (const char* env = std::getenv("INFERSCOPE_DEVICE"); env && *env)
+            chosen = parseDeviceIndex(env, "INFERSCOPE_DEVICE", std::uint32_t(devices.size()),
+                                      deviceList);
         if (chosen) {
-            if (*chosen >= devices.size()) {
-                throw ComputeError("Vulkan device index " + std::to_string(*chosen) +
-                                   " does not exist (" + std::to_string(devices.size()) +
-                                   " devices; see `inferscope-cli devices`)");
-            }
             info_ = describe(devices[*chosen], *chosen);
         } else {
             std::optional<DeviceInfo> best;
