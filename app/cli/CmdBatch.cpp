@@ -51,6 +51,13 @@ static int runBatch(const CommandArgs& args, std::ostream& out) {
     const bool quiet = a.flag("--quiet") || a.flag("--json");
 
     const auto model = models::loadModel(models::resolveModelPath(a.positional(0, "MODEL")));
+    // Defaults size themselves to a short context (a 16-token model decodes 4 steps after 11
+    // tokens); values given are kept, and refused below if they do not fit.
+    if (const std::uint32_t limit = model.config.contextLength) {
+        if (!a.value("--steps")) request.steps = std::min(request.steps, std::max(1u, limit / 4));
+        if (!a.value("--context") && request.context + request.steps + 1 > limit)
+            request.context = limit > request.steps + 1 ? limit - request.steps - 1 : 1;
+    }
     const std::uint32_t positions = request.context + request.steps + 1;
     if (model.config.contextLength && positions > model.config.contextLength)
         throw UsageError("--context " + std::to_string(request.context) + " plus " +

@@ -29,6 +29,12 @@ static int runBench(const CommandArgs& args, std::ostream& out) {
     auto repeats = static_cast<std::uint32_t>(a.integer("--repeats", 1, 1, 100));
     std::vector<std::string> formats = parseNameList(
         a.valueOr("--formats", std::string(compute::weightFormatName(engineOptions.weightFormat))));
+    // Every option checked before the model loads.
+    if (formats.empty()) throw UsageError("--formats is empty: name at least one weight format");
+    for (const auto& format : formats)
+        if (!compute::weightFormatFromName(format))
+            throw UsageError("--formats: unknown weight format '" + format +
+                             "' (known: " + compute::weightFormatNames() + ")");
     bool quiet = a.flag("--quiet") || a.flag("--json");
     auto progress = [&](const std::string& what) {
         if (!quiet) std::cerr << "bench: " << what << "\n";
@@ -47,6 +53,22 @@ static int runBench(const CommandArgs& args, std::ostream& out) {
     compute::LoadOptions load;
     load.buildBackend = false; // the lab builds one engine per format
     session.load(models::resolveModelPath(a.positional(0, "MODEL")), load);
+    // The default lengths size themselves to a short context; lengths given are kept (and
+    // refused by the lab when they do not fit).
+    if (const std::uint32_t limit = session.model().config.contextLength) {
+        auto fitting = [](std::vector<std::uint32_t> values, std::uint32_t most) {
+            std::erase_if(values, [&](std::uint32_t v) { return v > most; });
+            if (values.empty()) values.push_back(std::max(1u, most));
+            return values;
+        };
+        if (!a.value("--prompts")) request.prompts = fitting(request.prompts, limit);
+        if (!a.value("--decode"))
+            request.decodeSteps = std::min(request.decodeSteps, std::max(1u, limit / 2));
+        if (!a.value("--contexts"))
+            request.contexts =
+                fitting(request.contexts,
+                        limit > request.decodeSteps + 4 ? limit - request.decodeSteps - 4 : 1);
+    }
     compute::JobControl control;
     control.progress = [&](const std::string& stage, int) { progress(stage); };
     std::vector<compute::Table> tables;

@@ -43,6 +43,9 @@ static int runGenerate(const CommandArgs& args, std::ostream& out) {
     if (a.flag("--greedy") && sampled)
         throw UsageError("--greedy cannot be combined with --temp/--top-k/--top-p");
 
+    if (a.value("--system") && !a.flag("--chat"))
+        throw UsageError("--system is the chat template's system turn: it needs --chat");
+
     compute::GenerationRequest request;
     request.prompt = *prompt;
     request.chat = a.flag("--chat");

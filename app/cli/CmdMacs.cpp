@@ -23,6 +23,9 @@ static int runMacs(const CommandArgs& args, std::ostream& out) {
     const auto measured = static_cast<std::uint32_t>(
         a.integer("--measure", std::min<std::uint32_t>(generated, 32), 1, generated));
     const BackendArguments backend = backendArguments(a);
+    if (!backend.vulkan() && !a.flag("--formula-only"))
+        throw UsageError("the measured counter is the Vulkan engine's: --backend cpu needs "
+                         "--formula-only");
     namespace ex = compute::experiments;
 
     compute::LabSession session;

@@ -177,17 +177,34 @@ double LabSession::warmUp() {
     engine->setProbes({.residualMax = true, .residualStream = true});
     try {
         const auto vocab = std::max<std::uint32_t>(1, s.model->config.vocabSize);
+        // Sized to the model's context: the sequence starts again when the next append would
+        // not fit, and a chunk longer than the context (no prompt can be) is skipped, so a
+        // model with a 16-token context warms up too.
+        const std::uint32_t room =
+            std::min(engine->kvCache().maxPositionsPerSequence(),
+                     s.model->config.contextLength ? s.model->config.contextLength
+                                                   : engine->kvCache().maxPositionsPerSequence());
+        std::uint32_t used = 0;
+        auto appendWithin = [&](std::span<const std::int32_t> tokens) {
+            if (tokens.size() > room) return;
+            if (used + tokens.size() > room) {
+                backend.reset();
+                used = 0;
+            }
+            backend.append(tokens);
+            used += std::uint32_t(tokens.size());
+        };
         backend.reset();
         for (const std::uint32_t tokens : kWarmupChunkTokens) {
             std::vector<std::int32_t> chunk(tokens);
             for (std::uint32_t i = 0; i < tokens; ++i)
                 chunk[i] = std::int32_t((i * 7 + tokens) % vocab);
-            backend.append(chunk);
+            appendWithin(chunk);
         }
         engine->setProbes({});
         for (std::uint32_t i = 0; i < kWarmupDecodeSteps; ++i) {
             const std::int32_t token = std::int32_t((i + 3) % vocab);
-            backend.append(std::span<const std::int32_t>(&token, 1));
+            appendWithin(std::span<const std::int32_t>(&token, 1));
         }
         backend.reset();
     } catch (...) {

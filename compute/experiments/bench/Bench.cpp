@@ -74,7 +74,10 @@ BenchRun startRun(Engine& engine, const BenchOptions& options) {
     // Warm-up: builds every pipeline variant the timed runs use.
     engine.reset();
     auto warm = engine.step(prefillBatch(result.batch, run.prompt));
-    for (int i = 0; i < 2; ++i) warm = engine.step(decodeBatch(warm));
+    // Two decode steps where the context has room for them (a prompt may fill it).
+    const std::size_t room = engine.kvCache().maxPositionsPerSequence();
+    for (std::size_t i = 0; i < 2 && run.prompt.size() + i + 1 <= room; ++i)
+        warm = engine.step(decodeBatch(warm));
     engine.reset();
     return run;
 }

@@ -203,7 +203,11 @@ BenchLab::Result BenchLab::run(LabContext& lab, const Request& request, const Jo
         for (auto& row : run.decodeRows) decode.addRow(std::move(row));
         for (auto& row : run.kernelRows) kernels.addRow(std::move(row));
         control.report(run.name + ": probe overhead");
-        for (const auto& cost : measureProbeOverhead(*run.engine))
+        // 64 prompt tokens and 16 steps, or what a shorter context holds.
+        const std::uint32_t room = run.engine->kvCache().maxPositionsPerSequence();
+        const std::uint32_t context = std::max(1u, std::min(64u, room / 2));
+        const std::uint32_t steps = std::max(1u, std::min(16u, room - context));
+        for (const auto& cost : measureProbeOverhead(*run.engine, context, steps))
             overhead.addRow(
                 {run.name, cost.probe, cost.decodeStepMilliseconds, cost.relativeToNone});
     }

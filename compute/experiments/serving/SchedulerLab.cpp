@@ -57,20 +57,35 @@ SchedulerLab::Result SchedulerLab::run(LabContext& lab, const Request& request,
     options.chunkTokens = request.chunkTokens;
     options.progress = control.cancellingProgress();
     auto result = compareSchedulers(engine, requests, options);
+    std::string prefixNote;
     if (request.prefixRequests > 0) {
         const auto& tokenizer = lab.tokenizer();
         const auto prefix = tokenizer.encode(kPrefixSystemPrompt, true, false);
         const auto questions = prefixQuestions();
         std::vector<std::vector<std::int32_t>> tails;
-        for (std::uint32_t i = 0; i < request.prefixRequests; ++i)
+        std::size_t longest = 0;
+        for (std::uint32_t i = 0; i < request.prefixRequests; ++i) {
             tails.push_back(tokenizer.encode(" Question " + std::to_string(i + 1) + ": " +
                                                  questions[i % questions.size()],
                                              false, false));
-        result.prefixSharing = comparePrefixSharing(
-            engine, prefix, tails, request.prefixOutputTokens, control.cancellingProgress());
-        result.blockSnapshots.push_back(result.prefixSharing->sharedSnapshot);
+            longest = std::max(longest, prefix.size() + tails.back().size() +
+                                            std::size_t(request.prefixOutputTokens));
+        }
+        // The demo's shared system prompt is fixed; a model whose context cannot hold it
+        // still gets the scheduling tables, with the demo left out and said so.
+        const std::size_t room = engine.kvCache().maxPositionsPerSequence();
+        if (longest > room) {
+            prefixNote = "Prefix sharing left out: its requests need " + std::to_string(longest) +
+                         " positions and a sequence holds " + std::to_string(room) + " here.";
+        } else {
+            result.prefixSharing = comparePrefixSharing(
+                engine, prefix, tails, request.prefixOutputTokens, control.cancellingProgress());
+            result.blockSnapshots.push_back(result.prefixSharing->sharedSnapshot);
+        }
     }
-    return schedulerTables(result);
+    auto tables = schedulerTables(result);
+    if (!prefixNote.empty() && !tables.empty()) tables.front().notes.push_back(prefixNote);
+    return tables;
 }
 
 } // namespace inferscope::compute::experiments
