@@ -1,5 +1,7 @@
 #include "compute/Table.hpp"
 
+#include "models/tokenizer/PrintableBytes.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -84,7 +86,9 @@ std::string formatCell(const Cell& cell, const Column& column) {
                     std::snprintf(buffer, sizeof buffer, "%.*f", column.precision, v);
                 return buffer;
             } else
-                return v;
+                // Text may come from a file (a model's name, a token, a preset's name): its
+                // control characters are escaped, in the terminal and in the window alike.
+                return models::printableText(v);
         },
         cell);
 }
@@ -105,7 +109,7 @@ std::string renderText(const Table& table) {
         cells.push_back(std::move(line));
     }
     std::ostringstream out;
-    if (!table.title.empty()) out << table.title << "\n";
+    if (!table.title.empty()) out << models::printableText(table.title) << "\n";
     auto emit = [&](const std::vector<std::string>& line, bool leftFirst) {
         for (std::size_t i = 0; i < line.size(); ++i) {
             if (i) out << "  ";
@@ -123,7 +127,7 @@ std::string renderText(const Table& table) {
     for (auto w : width) total += w + 2;
     out << std::string(total > 2 ? total - 2 : 0, '-') << "\n";
     for (const auto& line : cells) emit(line, true);
-    for (const auto& note : table.notes) out << "  " << note << "\n";
+    for (const auto& note : table.notes) out << "  " << models::printableText(note) << "\n";
     return out.str();
 }
 

@@ -13,6 +13,13 @@
 
 namespace inferscope::cli {
 
+namespace {
+// Documented bounds (the usage lists them): requests run on the engine, and the slot-steps
+// a simulated schedule holds (8 bytes each: 32 Mi of them are 256 MiB).
+constexpr std::int64_t kMaxRunRequests = 1024;
+constexpr std::uint64_t kMaxSimulatedCells = 1ull << 25;
+} // namespace
+
 static int runSchedule(const CommandArgs& args, std::ostream& out) {
     OptionSpec spec{{"--slots", "--requests", "--seed", "--mix", "--median", "--longest", "--total",
                      "--prompt-tokens", "--verify", "--simulate", "--simulate-slots",
@@ -27,7 +34,8 @@ static int runSchedule(const CommandArgs& args, std::ostream& out) {
     request.slotCount = std::uint32_t(a.integer("--slots", 8, 0, 1024));
     if (request.slotCount == 0) throw UsageError("--slots: zero slots serve no request");
     auto& mix = request.mix;
-    mix.requests = std::uint32_t(a.integer("--requests", 64, 0, 100000));
+    // Each request runs on the engine: 1,024 is sixteen times the chapter's mix.
+    mix.requests = std::uint32_t(a.integer("--requests", 64, 0, kMaxRunRequests));
     if (mix.requests == 0) throw UsageError("--requests: an empty mix has nothing to schedule");
     mix.seed = std::uint64_t(a.integer("--seed", 1, 0, 1LL << 53));
     mix.median = std::uint32_t(a.integer("--median", 18, 1, 1 << 20));
@@ -39,6 +47,21 @@ static int runSchedule(const CommandArgs& args, std::ostream& out) {
     request.verifyRequests = std::uint32_t(a.integer("--verify", 3, 0, 100000));
     request.simulateRequests = std::uint32_t(a.integer("--simulate", 0, 0, 1000000));
     request.simulateSlots = std::uint32_t(a.integer("--simulate-slots", 0, 0, 65536));
+    // The simulated schedule holds one cell per slot per step; the static one, the largest,
+    // has ceil(N / S) groups of (longest + prompt) steps of S cells: bounded before any work.
+    if (request.simulateRequests > 0) {
+        const std::uint64_t slots =
+            request.simulateSlots ? request.simulateSlots : request.slotCount;
+        const std::uint64_t groups = (request.simulateRequests + slots - 1) / slots;
+        const std::uint64_t cells =
+            groups * (std::uint64_t(mix.longest) + request.promptTokens + 1) * slots;
+        if (cells > kMaxSimulatedCells)
+            throw UsageError("--simulate " + std::to_string(request.simulateRequests) + " with " +
+                             std::to_string(slots) + " slots needs a schedule of " +
+                             std::to_string(cells) + " slot-steps, over the limit of " +
+                             std::to_string(kMaxSimulatedCells) +
+                             " (fewer requests or fewer slots)");
+    }
     request.chunkTokens = std::uint32_t(a.integer("--chunk-tokens", 64, 0, 1 << 20));
     if (request.chunkTokens == 0)
         throw UsageError("--chunk-tokens: a chunk of 0 prompt tokens per step never prefills");
@@ -89,6 +112,8 @@ extern const CliCommand scheduleCommand{
     "  schedule MODEL [--slots N] [--requests N] [--seed S] [--mix FILE]\n"
     "           [--median M --longest L --total T] [--simulate N [--simulate-slots S]]\n"
     "           [--chunk-tokens K] [--prefix-requests N]\n"
+    "           (--requests 1..1024; --simulate N with S slots: ceil(N/S) x (longest + prompt"
+    "\n            + 1) x S at most 33,554,432 slot-steps)\n"
     "                                   static vs continuous batching, run and simulated;\n"
     "                                   chunked prefill simulated; the KV block map;\n"
     "                                   prefix sharing with and without forkSequence\n",

@@ -12,4 +12,10 @@ namespace inferscope::models {
 // well-formed character as "\xNN". The result is valid UTF-8 and tells every byte apart.
 std::string printableBytes(std::string_view bytes);
 
+// Text from a file (a model's name, a token, a preset's name, a prompt) for a terminal or a
+// table: like printableBytes, but a backslash stays itself (the text is read, not decoded),
+// and C1 control characters (U+0080..U+009F, whose CSI starts escape sequences on some
+// terminals) are escaped too. No escape sequence in a file reaches the terminal.
+std::string printableText(std::string_view text);
+
 } // namespace inferscope::models
