@@ -136,6 +136,11 @@ TokenizerData readTokenizer(const GgufFile& gguf, const MetadataReader& meta) {
     }
     if (auto merges = gguf.getStringArray("tokenizer.ggml.merges"))
         tokenizer.merges = std::move(*merges);
+    else if (!sentencePiece)
+        // Without merges byte-level BPE splits every word into bytes: ids no model was
+        // trained on. llama.cpp refuses such a file too.
+        meta.fail("tokenizer.ggml.merges",
+                  "required for a byte-level BPE (gpt2) tokenizer, and missing");
 
     tokenizer.bosId = meta.tokenId("tokenizer.ggml.bos_token_id", vocab);
     tokenizer.eosId = meta.tokenId("tokenizer.ggml.eos_token_id", vocab);

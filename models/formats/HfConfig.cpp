@@ -458,6 +458,12 @@ TokenizerData parseHfTokenizer(const nlohmann::json& tokenizer,
                 throw ModelError(source, field, std::nullopt, "needs id and content");
             const std::string text = stringOf(*content, source, field + ".content");
             const bool special = optionalBool(entry, source, "special").value_or(false);
+            // Flags that change where an added token matches: not applied here, so refused.
+            for (const char* flag : {"lstrip", "rstrip", "single_word"})
+                if (optionalBool(entry, source, flag).value_or(false))
+                    throw ModelError(source, field + "." + flag, std::nullopt,
+                                     "added-token flag '" + std::string(flag) +
+                                         "' is not supported (it changes the ids)");
             added.emplace_back(place(text, *id, field + ".id"), special);
         }
     }
@@ -494,9 +500,21 @@ TokenizerData parseHfTokenizer(const nlohmann::json& tokenizer,
                 prependSpace = true;
         }
     }
-    for (const Json* node : normalizers) {
+    for (std::size_t i = 0; i < normalizers.size(); ++i) {
+        const Json* node = normalizers[i];
         const std::string type = typeOf(*node);
         const Json* prepend = findField(*node, "prepend");
+        const Json* replaced = findField(*node, "content");
+        // What is applied: SentencePiece's "▁" prefix and space replacement (below), and NFC,
+        // which llama.cpp does not apply either and which changes no id of text already in
+        // NFC. Every other normalizer (Lowercase, NFKC, NFD, Strip, ...) would change the ids
+        // without our tokenizer doing it: refused, naming it.
+        const bool applied = type == "NFC" ||
+                             (type == "Prepend" && prepend && *prepend == "\u2581") ||
+                             (type == "Replace" && replaced && *replaced == "\u2581");
+        if (!applied)
+            throw ModelError(source, "normalizer[" + std::to_string(i) + "]", std::nullopt,
+                             "normalizer '" + type + "' is not supported (it changes the ids)");
         if (type == "Prepend" && prepend && *prepend == "\u2581") {
             metaspace = true;
             prependSpace = true;
@@ -505,6 +523,19 @@ TokenizerData parseHfTokenizer(const nlohmann::json& tokenizer,
         if (type == "Replace" && content && *content == "\u2581") metaspace = true;
     }
     const bool byteFallback = optionalBool(*model, source, "byte_fallback").value_or(false);
+    // BPE options that change the ids and that our BPE does not implement.
+    for (const char* option : {"continuing_subword_prefix", "end_of_word_suffix"}) {
+        const Json* value = findField(*model, option);
+        if (value && !value->is_null() &&
+            !(value->is_string() && value->get<std::string>().empty()))
+            throw ModelError(source, std::string("model.") + option, std::nullopt,
+                             std::string(option) + " " + value->dump() +
+                                 " is not supported (it changes the ids)");
+    }
+    if (optionalBool(*model, source, "ignore_merges").value_or(false))
+        throw ModelError(source, "model.ignore_merges", std::nullopt,
+                         "ignore_merges (whole words looked up before merging) is not "
+                         "supported (it changes the ids)");
     if (byteLevel && (metaspace || byteFallback))
         throw ModelError(source, "pre_tokenizer", std::nullopt,
                          "mixes byte-level and SentencePiece-style tokenization");

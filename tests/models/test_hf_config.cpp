@@ -72,6 +72,7 @@ private slots:
     void fallsBackToAddedTokensWithoutConfig();
     void readsSentencePieceTokenizer();
     void readsMetaspaceTokenizer();
+    void refusesFieldsThatChangeTheIds();
 };
 
 void TestHfConfig::readsSmolLm2Config() {
@@ -396,6 +397,54 @@ void TestHfConfig::readsMetaspaceTokenizer() {
     QVERIFY(first.addSpacePrefix);
     QCOMPARE(first.merges, (std::vector<std::string>{"▁ a"}));
     QVERIFY(!withScheme("never").addSpacePrefix);
+}
+
+// Fields of tokenizer.json that would change the ids and that this tokenizer does not apply
+// are refused naming the field (issue 49, item 4), never silently ignored.
+void TestHfConfig::refusesFieldsThatChangeTheIds() {
+    const std::string good = byteLevelTokenizer(R"({"type": "ByteLevel"})", "[]");
+    auto refusedNaming = [&](const std::string& from, const std::string& to,
+                             const std::string& field) {
+        std::string json = good;
+        const auto at = json.find(from);
+        QVERIFY2(at != std::string::npos, from.c_str());
+        json.replace(at, from.size(), to);
+        try {
+            tokenizerOf(json);
+            QFAIL(("accepted " + to).c_str());
+        } catch (const ModelError& error) {
+            QVERIFY2(error.field() == field &&
+                         error.reason().find("not supported") != std::string::npos,
+                     error.what());
+        }
+    };
+    const std::string normalizer = R"("normalizer": null)";
+    for (const std::string type : {"Lowercase", "NFKC", "NFD", "NFKD", "StripAccents"})
+        refusedNaming(normalizer, R"("normalizer": {"type": ")" + type + R"("})", "normalizer[0]");
+    refusedNaming(normalizer,
+                  R"("normalizer": {"type": "Sequence", "normalizers": [{"type": "NFC"},
+                      {"type": "Lowercase"}]})",
+                  "normalizer[1]");
+    const std::string model = R"("model": {"type": "BPE",)";
+    refusedNaming(model, model + R"( "continuing_subword_prefix": "##",)",
+                  "model.continuing_subword_prefix");
+    refusedNaming(model, model + R"( "end_of_word_suffix": "</w>",)", "model.end_of_word_suffix");
+    refusedNaming(model, model + R"( "ignore_merges": true,)", "model.ignore_merges");
+    const std::string added = R"({"id": 1, "content": "<|im_start|>", "special": true})";
+    refusedNaming(added, R"({"id": 1, "content": "<|im_start|>", "special": true, "lstrip": true})",
+                  "added_tokens[1].lstrip");
+    refusedNaming(added,
+                  R"({"id": 1, "content": "<|im_start|>", "special": true, "single_word": true})",
+                  "added_tokens[1].single_word");
+    // What is applied or changes nothing stays accepted: NFC, null or empty options, false
+    // flags.
+    std::string accepted = good;
+    accepted.replace(accepted.find(normalizer), normalizer.size(),
+                     R"("normalizer": {"type": "NFC"})");
+    accepted.replace(accepted.find(model), model.size(),
+                     model + R"( "continuing_subword_prefix": "", "end_of_word_suffix": null,
+                              "ignore_merges": false,)");
+    QCOMPARE(tokenizerOf(accepted).kind, TokenizerKind::ByteLevelBpe);
 }
 
 QTEST_APPLESS_MAIN(TestHfConfig)

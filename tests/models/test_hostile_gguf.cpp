@@ -562,6 +562,9 @@ std::vector<Case> cases() {
                        });
                    },
                    {"tokenizer.ggml.merges", "merge 1 'x y'"}});
+    all.push_back({"byte-level BPE without merges",
+                   [] { return with([](GgufWriter& w) { w.remove("tokenizer.ggml.merges"); }); },
+                   {"tokenizer.ggml.merges", "required for a byte-level BPE"}});
     all.push_back({"unknown pre-tokenizer",
                    [] {
                        return with([](GgufWriter& w) {
