@@ -1,4 +1,5 @@
 #include "widgets/MemoryBudgetPanel.hpp"
+#include "models/tokenizer/PrintableBytes.hpp"
 
 #include "widgets/LabJobs.hpp"
 #include "widgets/TableModel.hpp"
@@ -194,7 +195,8 @@ void MemoryBudgetPanel::rebuild() {
     QStringList lines;
     QLocale locale;
     for (std::size_t r = 0; r < budget.rows.size(); ++r) {
-        const auto name = std::get<std::string>(budget.at(r, "model"));
+        // A preset's name comes from a file: its control characters escaped.
+        const auto name = models::printableText(std::get<std::string>(budget.at(r, "model")));
         names << QString::fromStdString(name);
         const double context = budget.number(r, "context tokens");
         tokens << std::max(context, 0.0);

@@ -1,4 +1,5 @@
 #include "widgets/ModelCardPanel.hpp"
+#include "models/tokenizer/PrintableBytes.hpp"
 
 #include "widgets/LabJobs.hpp"
 #include "widgets/TableModel.hpp"
@@ -99,7 +100,8 @@ void ModelCardPanel::rebuild() {
     const auto& c = model_->config;
     setSummary(tr("%1: %2 layers, hidden %3, %4 heads / %5 KV heads · weights %6 MiB · KV cache "
                   "%7 B per token at fp16")
-                   .arg(QString::fromStdString(c.name.empty() ? c.architecture : c.name))
+                   .arg(QString::fromStdString(
+                       models::printableText(c.name.empty() ? c.architecture : c.name)))
                    .arg(c.layers)
                    .arg(c.hiddenSize)
                    .arg(c.heads)

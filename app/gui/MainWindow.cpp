@@ -1,4 +1,5 @@
 #include "app/gui/MainWindow.hpp"
+#include "models/tokenizer/PrintableBytes.hpp"
 
 #include "app/gui/ControlsColumn.hpp"
 #include "compute/formats/WeightFormat.hpp"
@@ -122,7 +123,7 @@ void MainWindow::onModelLoaded(const widgets::LoadedModelPtr& model) {
     // A load the window gave up on can still have committed (its cancel came too late): the
     // session then holds that model, so the window shows it until the newer load lands.
     const QString path = QString::fromStdString(model->path.string());
-    displayName_ = QString::fromStdString(model->displayName);
+    displayName_ = QString::fromStdString(models::printableText(model->displayName));
     modelPath_ = path;
     modelHasChat_ = model->chatTemplate;
     backendName_ = QString::fromStdString(model->backend);

@@ -25,6 +25,7 @@ private slots:
     void timingsStreamingAppendsRows();
     void kvCacheDrawsMeasuredBesideFormula();
     void modelCardDrawsBytesByType();
+    void modelCardEscapesTextFromTheFile();
     void histogramCountsEveryDimensionOnOctaveBins();
     void outliersFollowTheLayerSlider();
     void outlierTableFindsThePlantedDimensions();
@@ -170,6 +171,22 @@ void PanelsTest::modelCardDrawsBytesByType() {
         qPrintable(panel.summaryText()));
     QCOMPARE(panel.dataTables().size(), std::size_t(4));
     QCOMPARE(panel.dataTables().back().id, std::string("load-footprint"));
+}
+
+// A model's name and its table cells come from the file: control characters (ESC, BEL,
+// the one-character CSI U+009B) show escaped in the window as in the terminal.
+void PanelsTest::modelCardEscapesTextFromTheFile() {
+    auto record = std::make_shared<inferscope::widgets::ModelRecord>(*recorded::model());
+    record->config.name = "Evil\x1b[2J\xc2\x9bName\x07";
+    record->info.addRow({std::string("name"), record->config.name});
+    ModelCardPanel panel;
+    panel.setModel(record);
+    const QString summary = panel.summaryText();
+    QVERIFY2(summary.contains("Evil\\x1b[2J\\xc2\\x9bName\\x07"), qPrintable(summary));
+    QVERIFY(!summary.contains(QChar(0x1b)) && !summary.contains(QChar(0x9b)));
+    auto* info = panel.infoModel();
+    const QString cell = info->data(info->index(info->rowCount() - 1, 1)).toString();
+    QCOMPARE(cell, QString("Evil\\x1b[2J\\xc2\\x9bName\\x07"));
 }
 
 void PanelsTest::histogramCountsEveryDimensionOnOctaveBins() {
