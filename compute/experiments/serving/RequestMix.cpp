@@ -111,7 +111,10 @@ std::vector<MixEntry> loadRequestMix(const std::filesystem::path& file) {
         // strict JSON: duplicate keys and nesting past 64 levels are refused.
         doc = models::readStrictJsonFile(file, kMaxMixFileBytes);
     } catch (const models::ModelError& e) {
-        throw std::invalid_argument("the mix file " + std::string(e.what()));
+        // A field means the text was read and did not parse; none, that the file could not be.
+        throw std::invalid_argument(std::string("the mix file ") +
+                                    (e.field().empty() ? "" : "does not parse as JSON: ") +
+                                    e.what());
     }
     const nlohmann::json* list = &doc;
     if (doc.is_object() && doc.contains("requests")) list = &doc["requests"];
