@@ -5,6 +5,7 @@
 #include "compute/experiments/caching/CachingLab.hpp"
 #include "compute/experiments/run/RunTables.hpp"
 #include "compute/session/LabSession.hpp"
+#include "models/tokenizer/PrintableBytes.hpp"
 
 #include <cstdio>
 #include <iostream>
@@ -80,7 +81,12 @@ static int runGenerate(const CommandArgs& args, std::ostream& out) {
 
     bool json = a.flag("--json");
     compute::GenerationEvents events;
-    if (!json) events.text = [&](const std::string& text) { out << text << std::flush; };
+    // The tokens' text comes from the model file: control characters (an escape sequence in
+    // a hostile vocabulary) are escaped, line breaks kept.
+    if (!json)
+        events.text = [&](const std::string& text) {
+            out << models::printableText(text, true) << std::flush;
+        };
     const auto run = session.generate(request, events);
     const std::string backendName = session.backendName();
     const std::string generatedText = tokenizer.decode(run->generatedIds);

@@ -37,7 +37,7 @@ std::string printableBytes(std::string_view bytes) {
     return out;
 }
 
-std::string printableText(std::string_view text) {
+std::string printableText(std::string_view text, bool keepLineBreaks) {
     std::string out;
     out.reserve(text.size());
     for (std::size_t pos = 0; pos < text.size();) {
@@ -51,7 +51,8 @@ std::string printableText(std::string_view text) {
             pos += length;
             continue;
         }
-        if (length == 1 && byte >= 0x20 && byte != 0x7f) {
+        if (length == 1 && ((byte >= 0x20 && byte != 0x7f) ||
+                            (keepLineBreaks && (byte == '\n' || byte == '\t')))) {
             out += static_cast<char>(byte);
             ++pos;
             continue;

@@ -16,6 +16,8 @@ std::string printableBytes(std::string_view bytes);
 // table: like printableBytes, but a backslash stays itself (the text is read, not decoded),
 // and C1 control characters (U+0080..U+009F, whose CSI starts escape sequences on some
 // terminals) are escaped too. No escape sequence in a file reaches the terminal.
-std::string printableText(std::string_view text);
+// keepLineBreaks: newline and tab pass through as they are (a generated text streamed to a
+// terminal keeps its lines).
+std::string printableText(std::string_view text, bool keepLineBreaks = false);
 
 } // namespace inferscope::models

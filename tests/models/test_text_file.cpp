@@ -92,6 +92,20 @@ private slots:
                  QString::fromStdString((folder / "absent.txt").string() + ": no such file"));
     }
 
+    // Text from a file for a terminal: escape sequences (ESC, the one-character CSI U+009B,
+    // BEL) and a lone byte escaped, backslashes and characters kept; line breaks kept only
+    // when asked.
+    void printableTextEscapesControlCharacters() {
+        QCOMPARE(printableText("Grüße \\ 🍺"), std::string("Grüße \\ 🍺"));
+        QCOMPARE(printableText("a\x1b[2Jb\xc2\x9b"
+                               "31m\x07"),
+                 std::string("a\\x1b[2Jb\\xc2\\x9b31m\\x07"));
+        QCOMPARE(printableText("\xc2\xa0"), std::string("\xc2\xa0")); // U+00A0 is no control
+        QCOMPARE(printableText("x\xa0y"), std::string("x\\xa0y"));
+        QCOMPARE(printableText("l1\nl2\tx\r"), std::string("l1\\nl2\\tx\\x0d"));
+        QCOMPARE(printableText("l1\nl2\tx\r", true), std::string("l1\nl2\tx\\x0d"));
+    }
+
     void printableBytesKeepCharactersAndEscapeTheRest() {
         QCOMPARE(printableBytes("Grüße 🍺"), std::string("Grüße 🍺"));
         QCOMPARE(printableBytes("a\nb\tc\rd\\e"), std::string("a\\nb\\tc\\rd\\\\e"));
