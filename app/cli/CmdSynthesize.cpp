@@ -10,17 +10,44 @@ namespace inferscope::cli {
 
 namespace {
 
-models::TensorType synthesizedType(const std::string& name) {
-    // The type names are upper case ("Q4_1"); the option takes either case.
-    auto lowercase = [](std::string text) {
-        for (auto& ch : text) ch = char(std::tolower(static_cast<unsigned char>(ch)));
-        return text;
-    };
-    const std::string given = lowercase(name);
-    for (auto type : {models::TensorType::F32, models::TensorType::F16, models::TensorType::Q8_0,
-                      models::TensorType::Q4_0, models::TensorType::Q4_1})
-        if (lowercase(std::string(models::tensorTypeName(type))) == given) return type;
-    throw UsageError("synthesize: --type must be f32, f16, q8_0, q4_0 or q4_1, not '" + name + "'");
+std::string presetNames() {
+    std::string names;
+    for (auto preset : models::allQuantPresets())
+        names += (names.empty() ? "" : ", ") + std::string(models::quantPresetName(preset));
+    return names;
+}
+
+std::string lowercase(std::string text) {
+    for (auto& ch : text) ch = char(std::tolower(static_cast<unsigned char>(ch)));
+    return text;
+}
+
+// --type: one tensor type for every matrix ("q4_1"), or a llama.cpp preset whose name is no
+// type ("q4_k_m"): the types its quantizer gives each matrix. --mix: any preset, also those
+// named like a type ("q4_0": the head in Q6_K or Q8_0, as llama-quantize writes it).
+void applyTypeOption(models::SyntheticModelSpec& spec, const std::string& type,
+                     const std::string& mix) {
+    if (!mix.empty()) {
+        const auto preset = models::parseQuantPreset(mix);
+        if (!preset)
+            throw UsageError("synthesize: --mix must be a llama.cpp preset, not '" + mix + "' (" +
+                             presetNames() + ")");
+        spec.typeMix = preset;
+        return;
+    }
+    const std::string given = lowercase(type);
+    for (auto t : models::supportedTensorTypes())
+        if (lowercase(std::string(models::tensorTypeName(t))) == given) {
+            spec.weightType = t;
+            return;
+        }
+    if (const auto preset = models::parseQuantPreset(given)) {
+        spec.typeMix = preset;
+        return;
+    }
+    throw UsageError("synthesize: --type must be a tensor type (f32, f16, bf16, q8_0, q4_0, q4_1, "
+                     "q5_0, q5_1, q2_k, q3_k, q4_k, q5_k, q6_k, iq4_nl, iq4_xs) or a preset (" +
+                     presetNames() + "), not '" + type + "'");
 }
 
 } // namespace
@@ -28,15 +55,17 @@ models::TensorType synthesizedType(const std::string& name) {
 // A model of a real model's shape with random weights and a working tokenizer: what the
 // engine costs at that size (bytes, binding limits, tokens/s) without any download.
 static int runSynthesize(const CommandArgs& args, std::ostream& out) {
-    Arguments a(args, {{"--type", "--layers", "--seed"}, {"--json"}, {}});
+    Arguments a(args, {{"--type", "--mix", "--layers", "--seed"}, {"--json"}, {}});
     const std::string usage =
-        "usage: synthesize qwen2.5-0.5b OUT.gguf [--type f16|q8_0|q4_1|q4_0|f32] [--layers N] "
-        "[--seed S]";
+        "usage: synthesize qwen2.5-0.5b OUT.gguf [--type TYPE|PRESET] [--mix PRESET] "
+        "[--layers N] [--seed S]\n  TYPE: every matrix in one tensor type (f16, q8_0, q4_1, ...); "
+        "PRESET: llama.cpp's type mix (q4_k_m, q5_k_m, q3_k_m, ...)";
     if (a.positionals().size() != 2) throw UsageError(usage);
     if (a.positionals()[0] != "qwen2.5-0.5b")
         throw UsageError("synthesize: unknown shape '" + a.positionals()[0] +
                          "' (known: qwen2.5-0.5b)\n" + usage);
-    auto spec = models::qwen25HalfBillionShape(synthesizedType(a.valueOr("--type", "f16")));
+    auto spec = models::qwen25HalfBillionShape(models::TensorType::F16);
+    applyTypeOption(spec, a.valueOr("--type", "f16"), a.valueOr("--mix", ""));
     spec.layers = std::uint32_t(a.integer("--layers", spec.layers, 1, 256));
     spec.seed = std::uint64_t(a.integer("--seed", 1, 0, 1ll << 40));
     const std::filesystem::path file = a.positionals()[1];
@@ -48,17 +77,20 @@ static int runSynthesize(const CommandArgs& args, std::ostream& out) {
     t.addColumn("file").addColumn("shape").addColumn("type").addColumn("layers").addColumn("bytes",
                                                                                            "bytes");
     t.addRow({file.string(), a.positionals()[0],
-              std::string(models::tensorTypeName(spec.weightType)), std::int64_t(spec.layers),
-              std::int64_t(std::filesystem::file_size(file))});
+              spec.typeMix ? "mix " + std::string(models::quantPresetName(*spec.typeMix))
+                           : std::string(models::tensorTypeName(spec.weightType)),
+              std::int64_t(spec.layers), std::int64_t(std::filesystem::file_size(file))});
     printTables(out, {t}, a.flag("--json"));
     return 0;
 }
 
 extern const CliCommand synthesizeCommand{
     "synthesize",
-    "  synthesize qwen2.5-0.5b OUT.gguf [--type f16|q8_0|q4_1] [--layers N] [--seed S]\n"
+    "  synthesize qwen2.5-0.5b OUT.gguf [--type f16|q8_0|q4_1|q4_k_m|...] [--mix PRESET]\n"
+    "                                   [--layers N] [--seed S]\n"
     "                                   a GGUF of that model's shape, random weights and\n"
-    "                                   a BPE tokenizer padded to its vocabulary\n",
+    "                                   a BPE tokenizer padded to its vocabulary; a preset\n"
+    "                                   (q4_k_m) writes llama.cpp's type mix\n",
     runSynthesize};
 
 } // namespace inferscope::cli

@@ -393,11 +393,8 @@ std::vector<std::uint8_t> encodeValues(TensorType type, std::span<const float> v
     case TensorType::F16:
     case TensorType::BF16:
         return encodeFloats(type, values);
-    case TensorType::Q8_0:
-    case TensorType::Q4_0:
-    case TensorType::Q4_1:
-        return quantizeGgml(type, values);
     default:
+        if (tensorTypeTraits(type).blockElements > 1) return quantizeGgml(type, values);
         break;
     }
     throw ModelError("synthetic model", "weightType", std::nullopt,
@@ -505,7 +502,10 @@ void writeSyntheticGguf(const SyntheticModelSpec& spec, const std::filesystem::p
         }
         // GGUF order: contiguous dimension first.
         std::vector<std::uint64_t> shape(tensor.rowsCols.rbegin(), tensor.rowsCols.rend());
-        const TensorType type = tensor.matrix() ? spec.weightType : TensorType::F32;
+        TensorType type = tensor.matrix() ? spec.weightType : TensorType::F32;
+        if (tensor.matrix() && spec.typeMix)
+            type = presetTensorType(*spec.typeMix, tensor.ggufName, tensor.rowsCols[1],
+                                    {spec.layers, spec.heads, spec.kvHeads, spec.tiedEmbeddings});
         writer.addTensor(tensor.ggufName, type, std::move(shape),
                          encodeValues(type, tensor.values));
     }

@@ -20,6 +20,7 @@
 #include "models/LoadedModel.hpp"
 #include "models/formats/TensorType.hpp"
 #include "models/quant/GgmlQuantize.hpp"
+#include "models/quant/LlamaQuantMix.hpp"
 #include "models/quant/WeightQuantizer.hpp"
 #include "models/reference/ReferenceTransformer.hpp"
 #include "models/synthetic/SyntheticModel.hpp"
@@ -29,6 +30,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <cctype>
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -61,15 +63,26 @@ const std::vector<WeightFormat>& quantizedFormats() {
     return formats;
 }
 
+// The GGUF types in the planes layout (compute/formats/GgmlPlanes.hpp), and bf16.
+const std::vector<WeightFormat>& planeFormats() {
+    static const std::vector<WeightFormat> formats = {
+        WeightFormat::Q5_0,   WeightFormat::Q5_1, WeightFormat::IQ4_NL, WeightFormat::Q2_K,
+        WeightFormat::Q3_K,   WeightFormat::Q4_K, WeightFormat::Q5_K,   WeightFormat::Q6_K,
+        WeightFormat::IQ4_XS, WeightFormat::BF16};
+    return formats;
+}
+
 bool ggmlFormat(WeightFormat format) {
-    return format == WeightFormat::Q4_0 || format == WeightFormat::Q4_1 ||
-           format == WeightFormat::Q8_0;
+    return weightFormatInfo(format).packer == WeightPacker::GgmlBlocks;
 }
 
 models::TensorType ggmlTypeOf(WeightFormat format) {
-    return format == WeightFormat::Q4_0   ? models::TensorType::Q4_0
-           : format == WeightFormat::Q4_1 ? models::TensorType::Q4_1
-                                          : models::TensorType::Q8_0;
+    return *weightFormatInfo(format).storedType;
+}
+
+// Elements per block of a GGUF format's type (32 or 256).
+std::uint32_t ggmlBlock(WeightFormat format) {
+    return models::tensorTypeTraits(ggmlTypeOf(format)).blockElements;
 }
 
 } // namespace
@@ -383,21 +396,46 @@ private slots:
         QCOMPARE(weightFormatFromName("nf4"), std::optional(WeightFormat::Nf4));
         QCOMPARE(weightFormatName(WeightFormat::Nf4), std::string_view("nf4-b64"));
         QCOMPARE(formatForStoredType(models::TensorType::Q4_1), WeightFormat::Q4_1);
-        QCOMPARE(formatForStoredType(models::TensorType::BF16), WeightFormat::F16);
+        QCOMPARE(formatForStoredType(models::TensorType::BF16), WeightFormat::BF16);
+        // Every type the reader supports runs as stored in a format of its own.
+        for (auto type : models::supportedTensorTypes()) {
+            const auto format = formatForStoredType(type);
+            QVERIFY(formatReadsStoredType(format, type));
+            QVERIFY2(
+                weightFormatInfo(format).name ==
+                    [&] {
+                        std::string lower(models::tensorTypeName(type));
+                        for (auto& ch : lower) ch = char(std::tolower(ch));
+                        return lower == "f32"   ? std::string("fp32")
+                               : lower == "f16" ? std::string("fp16")
+                                                : lower;
+                    }(),
+                std::string(models::tensorTypeName(type)).c_str());
+        }
         QVERIFY(formatReadsStoredType(WeightFormat::F16, models::TensorType::F16));
         QVERIFY(!formatReadsStoredType(WeightFormat::Int8Row, models::TensorType::Q8_0));
     }
 
-    // One function per code order, so each fits its CTest part on an empty shader cache.
-    void dequantizeExactlyRowMajor() { dequantizeEveryFormat(0); }
-    void dequantizeExactlyInterleaved() { dequantizeEveryFormat(kInterleavedRowBlock); }
+    // One function per code order and group of formats, so each fits its CTest part on an
+    // empty shader cache.
+    void dequantizeExactlyRowMajor() { dequantizeEveryFormat(0, quantizedFormats()); }
+    void dequantizeExactlyInterleaved() {
+        dequantizeEveryFormat(kInterleavedRowBlock, quantizedFormats());
+    }
+    void dequantizePlanesRowMajor() { dequantizeEveryFormat(0, planeFormats()); }
+    void dequantizePlanesInterleaved() {
+        dequantizeEveryFormat(kInterleavedRowBlock, planeFormats());
+    }
 
     // Takes the order, so QtTest does not run it as a test function of its own.
-    void dequantizeEveryFormat(std::uint32_t rowBlock) {
+    void dequantizeEveryFormat(std::uint32_t rowBlock, const std::vector<WeightFormat>& formats) {
         std::uint32_t seed = 100;
-        for (auto format : quantizedFormats()) {
+        for (auto format : formats) {
             std::vector<Shape> shapes;
-            if (ggmlFormat(format)) {
+            if (ggmlFormat(format) && ggmlBlock(format) == 256) {
+                // Super-blocks of 256: rows of whole super-blocks; fused parts; 96 rows.
+                shapes = {{{13}, 256}, {{16, 8, 8}, 512}, {{96}, 256}};
+            } else if (ggmlFormat(format)) {
                 // GGUF blocks need whole blocks of 32 per row; 96 pads to 128. 96 rows: three
                 // row blocks of the interleaved order.
                 shapes = {{{13}, 96}, {{16, 8, 8}, 64}, {{96}, 96}};
@@ -449,6 +487,15 @@ private slots:
         const MatrixPart part{values, 10, nullptr};
         QVERIFY_THROWS_EXCEPTION(ComputeError,
                                  packForGpu(WeightFormat::Q4_0, std::span(&part, 1), 30));
+        QVERIFY_THROWS_EXCEPTION(ComputeError,
+                                 packForGpu(WeightFormat::Q5_0, std::span(&part, 1), 30));
+        // Super-blocks need rows of a multiple of 256 (as every such file has).
+        const auto wide = randomWeights(4 * 576, 3);
+        const MatrixPart widePart{wide, 4, nullptr};
+        QVERIFY_THROWS_EXCEPTION(ComputeError,
+                                 packForGpu(WeightFormat::Q4_K, std::span(&widePart, 1), 576));
+        QVERIFY_THROWS_EXCEPTION(ComputeError,
+                                 packForGpu(WeightFormat::IQ4_XS, std::span(&widePart, 1), 576));
         QVERIFY_THROWS_EXCEPTION(ComputeError,
                                  packForGpu(WeightFormat::Int4G128, std::span(&part, 1), 30));
         // A fused part that is not a whole number of groups would shift its successors'.
@@ -560,6 +607,92 @@ private slots:
             models::ReferenceTransformer reference(
                 model.config, quantizedReference(weights, model.config, format), 2);
             compareForward(engine, reference, prompt(17, 300, 4), 6,
+                           std::string(weightFormatName(format)));
+            if (QTest::currentTestFailed()) return;
+        }
+        checkEngineValidation(engine);
+    }
+
+    // llama.cpp's Q4_K_M mix (models/quant/LlamaQuantMix.hpp) as stored: rows of 256 take
+    // Q4_K, layer 1's attn_v and ffn_down Q6_K (so its Q|K|V holds two formats: one section
+    // each), the head Q6_K; rows of 96 fall back to Q5_0 and Q8_0, as SmolLM2's and
+    // Qwen2.5's rows do. Then every planes format (and bf16) switched in at run time.
+    void forwardPassMixedFilesAsStored() {
+        struct Mix {
+            std::uint32_t hidden, heads, headDim, ffn;
+            models::QuantPreset preset;
+        };
+        const Mix mixes[] = {{256, 4, 64, 512, models::QuantPreset::Q4_K_M},
+                             {96, 3, 32, 256, models::QuantPreset::Q4_K_M},
+                             {256, 4, 64, 512, models::QuantPreset::Q3_K_M},
+                             {256, 4, 64, 512, models::QuantPreset::Q5_K_M}};
+        std::uint32_t seed = 50;
+        for (const auto& mix : mixes) {
+            models::SyntheticModelSpec spec;
+            spec.layers = 2;
+            spec.hiddenSize = mix.hidden;
+            spec.heads = mix.heads;
+            spec.kvHeads = 1;
+            spec.headDim = mix.headDim;
+            spec.ffnSize = mix.ffn;
+            spec.vocabSize = 300;
+            // Untied: the reference holds one token_embd, which the GPU's table rounds to f16.
+            spec.tiedEmbeddings = false;
+            spec.seed = seed++;
+            spec.typeMix = mix.preset;
+            const std::string what =
+                std::string(models::quantPresetName(mix.preset)) + " " + std::to_string(mix.hidden);
+            const auto path = std::filesystem::path(dir_.path().toStdString()) /
+                              ("mix-" + std::to_string(seed) + ".gguf");
+            models::writeSyntheticGguf(spec, path);
+            const auto model = models::loadModel(path);
+            EngineOptions options;
+            options.weightFormat = WeightFormat::AsStored;
+            Engine engine(model, options);
+            // Every matrix (or section) in its stored type's format, none in f16.
+            std::set<WeightFormat> used;
+            bool split = false;
+            for (const auto& info : engine.weightMatrices()) {
+                if (info.name == "token_embd") continue;
+                used.insert(info.format);
+                QVERIFY2(info.format != WeightFormat::F16, (what + " " + info.name).c_str());
+                split = split || info.name.find(" rows ") != std::string::npos;
+            }
+            QVERIFY2(split, (what + ": layer 1's Q|K|V in two sections").c_str());
+            qInfo("%s: %s", what.c_str(), engine.weightFormatLabel().c_str());
+            const auto weights = models::dequantizeAll(model.weights);
+            models::ReferenceTransformer asStored(
+                model.config, quantizedReference(weights, model.config, WeightFormat::F32), 2);
+            compareForward(engine, asStored, prompt(21, 300, seed), 6, what + " as stored");
+            if (QTest::currentTestFailed()) return;
+            checkEngineValidation(engine);
+        }
+    }
+
+    void forwardPassPlaneFormatsWithRuntimeSwitch() {
+        models::SyntheticModelSpec spec;
+        spec.layers = 2;
+        spec.hiddenSize = 256;
+        spec.heads = 4;
+        spec.kvHeads = 2;
+        spec.headDim = 64;
+        spec.ffnSize = 512;
+        spec.vocabSize = 300;
+        spec.tiedEmbeddings = false;
+        spec.seed = 61;
+        const auto path = std::filesystem::path(dir_.path().toStdString()) / "planes.gguf";
+        models::writeSyntheticGguf(spec, path);
+        const auto model = models::loadModel(path);
+        const auto weights = models::dequantizeAll(model.weights);
+        Engine engine(model, {});
+        std::uint32_t seed = 7;
+        for (auto format : planeFormats()) {
+            engine.setWeightFormat(format);
+            for (const auto& info : engine.weightMatrices())
+                if (info.name != "token_embd") QCOMPARE(info.format, format);
+            models::ReferenceTransformer reference(
+                model.config, quantizedReference(weights, model.config, format), 2);
+            compareForward(engine, reference, prompt(17, 300, seed++), 4,
                            std::string(weightFormatName(format)));
             if (QTest::currentTestFailed()) return;
         }
