@@ -141,7 +141,8 @@ void transcodeBlock(TensorType type, const std::uint8_t* block, std::uint64_t e0
         break;
     case TensorType::Q4_K:
     case TensorType::Q5_K: // d, dmin, 12 bytes of scales and mins
-        for (std::uint32_t w = 0; w < 4; ++w) regions.putRecordWord(group, w, readU32(block + 4 * w));
+        for (std::uint32_t w = 0; w < 4; ++w)
+            regions.putRecordWord(group, w, readU32(block + 4 * w));
         break;
     case TensorType::Q6_K:
         for (std::uint32_t w = 0; w < 4; ++w)
@@ -154,7 +155,8 @@ void transcodeBlock(TensorType type, const std::uint8_t* block, std::uint64_t e0
         regions.putHalf(group, readU16(block + 108));
         break;
     case TensorType::Q2_K:
-        for (std::uint32_t w = 0; w < 4; ++w) regions.putRecordWord(group, w, readU32(block + 4 * w));
+        for (std::uint32_t w = 0; w < 4; ++w)
+            regions.putRecordWord(group, w, readU32(block + 4 * w));
         regions.putRecordWord(group, 4, readU32(block + 80));
         break;
     case TensorType::IQ4_XS:
@@ -281,8 +283,8 @@ GpuPackedMatrix stackPlaneRows(const GpuPackedMatrix& source, const PlaneLayout&
     const std::uint64_t halvesPerRow = layout.halfPerGroup ? source.stride / layout.group : 0;
     const auto* fromHalves = reinterpret_cast<const std::uint16_t*>(
         source.words.data() + from.codeWords + from.highWords + from.recordWords);
-    auto* toHalves =
-        reinterpret_cast<std::uint16_t*>(out.words.data() + to.codeWords + to.highWords + to.recordWords);
+    auto* toHalves = reinterpret_cast<std::uint16_t*>(out.words.data() + to.codeWords +
+                                                      to.highWords + to.recordWords);
     std::uint64_t row = 0;
     for (const auto& range : ranges) {
         for (int region = 0; region < 3; ++region) {
@@ -311,8 +313,8 @@ PlaneChunkExtras planeChunkExtras(const GpuPackedMatrix& packed, const PlaneLayo
     const std::uint32_t* record = packed.words.data() + recordBase + group * layout.recordWords;
     const auto* recordBytes = reinterpret_cast<const std::uint8_t*>(record);
     if (layout.halfPerGroup) {
-        const auto* halves = reinterpret_cast<const std::uint16_t*>(packed.words.data() + recordBase +
-                                                                    sizes.recordWords);
+        const auto* halves = reinterpret_cast<const std::uint16_t*>(packed.words.data() +
+                                                                    recordBase + sizes.recordWords);
         extras.half = halves[group];
     }
     const int j = int((e % layout.group) / kChunk); // the chunk within its super-block

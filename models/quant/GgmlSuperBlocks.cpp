@@ -134,7 +134,8 @@ void quantizeQ3_K(const float* x, std::uint8_t* out) {
     std::uint8_t* hmask = out;
     std::memset(hmask, 0, 32);
     for (int e = 0; e < kSuperBlock; ++e)
-        if (codes[e] & 4) hmask[e % 32] |= static_cast<std::uint8_t>(1 << (4 * (e / 128) + (e % 128) / 32));
+        if (codes[e] & 4)
+            hmask[e % 32] |= static_cast<std::uint8_t>(1 << (4 * (e / 128) + (e % 128) / 32));
     packCrumbs(codes, out + 32);
     // Scale j, stored plus 32: low nibble in byte j % 8 (low half for j < 8), top two bits
     // in byte 8 + j % 4 at bit 2 (j / 4).
@@ -169,7 +170,8 @@ void quantizeQ5_K(const float* x, std::uint8_t* out) {
             const int low = codes[64 * c + l], high = codes[64 * c + 32 + l];
             out[48 + 32 * c + l] = static_cast<std::uint8_t>((low & 15) | ((high & 15) << 4));
             // Fifth bit of element l of sub-block s: bit s of qh[l].
-            qh[l] |= static_cast<std::uint8_t>(((low >> 4) << (2 * c)) | ((high >> 4) << (2 * c + 1)));
+            qh[l] |=
+                static_cast<std::uint8_t>(((low >> 4) << (2 * c)) | ((high >> 4) << (2 * c + 1)));
         }
 }
 

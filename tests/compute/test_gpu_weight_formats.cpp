@@ -29,10 +29,12 @@
 
 #include <QTemporaryDir>
 #include <QtTest>
+#include <nlohmann/json.hpp>
 
 #include <cctype>
 #include <cmath>
 #include <cstring>
+#include <fstream>
 #include <memory>
 #include <random>
 #include <set>
@@ -454,6 +456,43 @@ private slots:
                 }
             }
         }
+    }
+
+    // Blocks llama.cpp's quantizer wrote (tests/data/quant-fixtures.json, with gguf-py's
+    // values): as stored, every GPU format reads them to the same floats bit for bit.
+    void dequantizeLlamaCppBlocks() {
+        std::ifstream in(INFERSCOPE_TEST_DATA "/quant-fixtures.json");
+        QVERIFY2(in, "tests/data/quant-fixtures.json is missing");
+        const auto fixture = nlohmann::json::parse(in);
+        std::size_t checked = 0;
+        for (const auto& block : fixture.at("blocks")) {
+            const std::string typeName = block.at("type");
+            std::optional<models::TensorType> type;
+            for (auto t : models::supportedTensorTypes())
+                if (models::tensorTypeName(t) == typeName) type = t;
+            QVERIFY2(type.has_value(), typeName.c_str());
+            const std::string hex = block.at("hex");
+            std::vector<std::uint8_t> bytes(hex.size() / 2);
+            for (std::size_t i = 0; i < bytes.size(); ++i)
+                bytes[i] = std::uint8_t(std::stoi(hex.substr(2 * i, 2), nullptr, 16));
+            const auto expected = block.at("values").get<std::vector<float>>();
+            // The two blocks as one row.
+            models::StoredTensor stored;
+            stored.name = typeName;
+            stored.type = *type;
+            stored.shape = {expected.size(), 1};
+            stored.data = bytes;
+            const auto format = formatForStoredType(*type);
+            const MatrixPart part{{}, 1, &stored};
+            const auto packed =
+                packForGpu(format, std::span(&part, 1), std::uint32_t(expected.size()));
+            checkReadBack(uploadPacked(*context_, packed, "llama.cpp " + typeName), format,
+                          Shape{{1}, std::uint32_t(expected.size())}, expected,
+                          "llama.cpp " + typeName);
+            if (QTest::currentTestFailed()) return;
+            ++checked;
+        }
+        QVERIFY(checked >= 12);
     }
 
     // The interleaved code order on a hand-checked case: 4 rows of two 16-byte units
