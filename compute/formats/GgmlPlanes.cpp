@@ -221,37 +221,54 @@ void packPlanes(models::TensorType type, std::span<const MatrixPart> parts, GpuP
     const auto layout = *planeLayout(type);
     const auto traits = models::tensorTypeTraits(type);
     const std::uint64_t cols = out.cols, stride = out.stride;
-    if (cols % layout.group != 0 || stride % layout.group != 0)
-        throw ComputeError(std::string(traits.name) + " needs rows of a multiple of " +
-                           std::to_string(layout.group) + " columns, got " + std::to_string(cols));
+    // A file's rows are whole blocks. Quantized from values, a super-block type also takes
+    // rows of a multiple of 64 whose blocks run on across rows (as the int4 groups do): the
+    // row-major index is then the unpadded one, so the kernels' addressing does not change.
+    const bool wholeRows = cols % layout.group == 0;
+    if (!wholeRows && (layout.group != 256 || cols % kColumnPadding != 0))
+        throw ComputeError(
+            std::string(traits.name) + " needs rows of a multiple of " +
+            std::to_string(layout.group) +
+            (layout.group == 256 ? " columns (64 when quantized from values)" : " columns") +
+            ", got " + std::to_string(cols));
     Regions regions{out, layout, planeSizes(layout, out.rows, stride)};
     out.formatWords = std::uint32_t(regions.sizes.codeWords);
     out.words.assign(regions.sizes.total(), 0u);
-    const std::uint64_t blocksPerRow = cols / layout.group;
     std::uint64_t firstRow = 0;
     std::vector<float> scratch;
     for (const auto& part : parts) {
         std::vector<std::uint8_t> quantized;
         std::span<const std::uint8_t> bytes;
+        const std::uint64_t elements = std::uint64_t(part.rows) * cols;
+        if (elements % layout.group != 0)
+            throw ComputeError(std::string(traits.name) + ": a part of " +
+                               std::to_string(elements) + " weights is not whole blocks of " +
+                               std::to_string(layout.group));
         if (part.stored && part.stored->type == type) {
             bytes = part.stored->data;
         } else {
             std::span<const float> values = part.values;
             if (values.empty()) {
                 if (!part.stored) throw ComputeError("matrix part has neither values nor bytes");
-                scratch.resize(std::uint64_t(part.rows) * cols);
+                scratch.resize(elements);
                 models::dequantize(part.stored->type, part.stored->data, scratch);
                 values = scratch;
             }
             quantized = models::quantizeGgml(type, values);
             bytes = quantized;
         }
-        if (bytes.size() != std::uint64_t(part.rows) * blocksPerRow * traits.blockBytes)
+        const std::uint64_t blocks = elements / layout.group;
+        if (bytes.size() != blocks * traits.blockBytes)
             throw ComputeError("stored " + std::string(traits.name) + " bytes have the wrong size");
-        for (std::uint64_t r = 0; r < part.rows; ++r)
-            for (std::uint64_t b = 0; b < blocksPerRow; ++b)
-                transcodeBlock(type, bytes.data() + (r * blocksPerRow + b) * traits.blockBytes,
-                               (firstRow + r) * stride + b * layout.group, regions);
+        // Rows of whole blocks: block b of row r at r * stride + (b % per row) * group; else
+        // (stride == cols) blocks follow each other along the rows.
+        const std::uint64_t perRow = wholeRows ? cols / layout.group : 0;
+        for (std::uint64_t b = 0; b < blocks; ++b) {
+            const std::uint64_t e0 =
+                wholeRows ? (firstRow + b / perRow) * stride + (b % perRow) * layout.group
+                          : firstRow * stride + b * layout.group;
+            transcodeBlock(type, bytes.data() + b * traits.blockBytes, e0, regions);
+        }
         firstRow += part.rows;
     }
 }
@@ -273,29 +290,41 @@ GpuPackedMatrix stackPlaneRows(const GpuPackedMatrix& source, const PlaneLayout&
     const auto to = planeSizes(layout, out.rows, out.stride);
     out.formatWords = std::uint32_t(to.codeWords);
     out.words.assign(to.total(), 0u);
-    // Each region holds whole rows (stride is a multiple of every group), so a range of rows
-    // is one run of words per region; halves are copied one by one (a run may start on an odd
-    // half).
-    const std::uint64_t perRow[] = {from.codeWords / source.rows, from.highWords / source.rows,
-                                    from.recordWords / source.rows};
-    const std::uint64_t fromBase[] = {0, from.codeWords, from.codeWords + from.highWords};
-    const std::uint64_t toBase[] = {0, to.codeWords, to.codeWords + to.highWords};
-    const std::uint64_t halvesPerRow = layout.halfPerGroup ? source.stride / layout.group : 0;
-    const auto* fromHalves = reinterpret_cast<const std::uint16_t*>(
-        source.words.data() + from.codeWords + from.highWords + from.recordWords);
-    auto* toHalves = reinterpret_cast<std::uint16_t*>(out.words.data() + to.codeWords +
-                                                      to.highWords + to.recordWords);
-    std::uint64_t row = 0;
+    // Codes and high bits hold whole rows; records and halves whole groups, which a range
+    // must start on (packedRowGranule; a file's rows are whole groups) and may end inside
+    // only at the matrix's end.
+    const std::uint64_t stride = source.stride, group = layout.group;
+    const std::uint64_t codePerRow = from.codeWords / source.rows;
+    const std::uint64_t highPerRow = from.highWords / source.rows;
+    const std::uint64_t fromRecords = from.codeWords + from.highWords;
+    const std::uint64_t toRecords = to.codeWords + to.highWords;
+    const auto* fromHalves = reinterpret_cast<const std::uint16_t*>(source.words.data() +
+                                                                    fromRecords + from.recordWords);
+    auto* toHalves =
+        reinterpret_cast<std::uint16_t*>(out.words.data() + toRecords + to.recordWords);
+    std::uint64_t row = 0, toGroup = 0;
     for (const auto& range : ranges) {
-        for (int region = 0; region < 3; ++region) {
-            const auto begin = source.words.begin() +
-                               std::ptrdiff_t(fromBase[region] + range.first * perRow[region]);
-            std::copy(begin, begin + std::ptrdiff_t(range.count * perRow[region]),
-                      out.words.begin() + std::ptrdiff_t(toBase[region] + row * perRow[region]));
-        }
-        for (std::uint64_t h = 0; h < range.count * halvesPerRow; ++h)
-            toHalves[row * halvesPerRow + h] = fromHalves[range.first * halvesPerRow + h];
+        auto copy = [&](std::uint64_t fromAt, std::uint64_t toAt, std::uint64_t count) {
+            const auto begin = source.words.begin() + std::ptrdiff_t(fromAt);
+            std::copy(begin, begin + std::ptrdiff_t(count),
+                      out.words.begin() + std::ptrdiff_t(toAt));
+        };
+        copy(range.first * codePerRow, row * codePerRow, range.count * codePerRow);
+        copy(from.codeWords + range.first * highPerRow, to.codeWords + row * highPerRow,
+             range.count * highPerRow);
+        const std::uint64_t first = range.first * stride, end = first + range.count * stride;
+        if (first % group != 0)
+            throw ComputeError("stackPackedRows: rows " + std::to_string(range.first) + " + " +
+                               std::to_string(range.count) + " split a block of " +
+                               std::to_string(group));
+        const std::uint64_t groups = (end + group - 1) / group - first / group;
+        copy(fromRecords + first / group * layout.recordWords,
+             toRecords + toGroup * layout.recordWords, groups * layout.recordWords);
+        if (layout.halfPerGroup)
+            for (std::uint64_t h = 0; h < groups; ++h)
+                toHalves[toGroup + h] = fromHalves[first / group + h];
         row += range.count;
+        toGroup += groups;
     }
     return out;
 }

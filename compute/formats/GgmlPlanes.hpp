@@ -21,8 +21,12 @@
 //           scales_l.
 //  halves:  then one fp16 per block where the type keeps d apart from its record: Q5_0,
 //           IQ4_NL (d per 32), Q6_K, Q3_K (d per 256).
-// The whole layout ends on a whole texel. Rows are padded to 64 columns (the types of 256
-// need cols % 256 == 0, which every such file has). Bits per weight are the file's.
+// The whole layout ends on a whole texel. Rows are padded to 64 columns; a file's types of
+// 256 have rows of a multiple of 256. Quantized from values (a lab format on any model), they
+// also take rows of a multiple of 64 with super-blocks running on across rows, as the int4
+// groups do: stride == cols, so the row-major index is the unpadded one and every address
+// above holds (chunks then start on a whole super-block: packedRowGranule). Bits per weight
+// are the file's.
 #include "compute/formats/GpuWeightPacking.hpp"
 
 #include <cstdint>
@@ -58,7 +62,8 @@ PlaneSizes planeSizes(const PlaneLayout& layout, std::uint64_t rows, std::uint64
 
 // Packs the parts (stacked) into out (format, rows, cols, stride set): each part from its
 // stored bytes when it has the type, else quantized from its f32 values (models::quantizeGgml).
-// Throws ComputeError for cols that are not whole blocks of the type.
+// Throws ComputeError for rows the layout cannot hold (above) and parts that are not whole
+// blocks.
 void packPlanes(models::TensorType type, std::span<const MatrixPart> parts, GpuPackedMatrix& out);
 // The rows `ranges` of a planes matrix, stacked in order (stackPackedRows).
 GpuPackedMatrix stackPlaneRows(const GpuPackedMatrix& source, const PlaneLayout& layout,

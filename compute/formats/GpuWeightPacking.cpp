@@ -481,7 +481,9 @@ std::vector<MatrixSection> planMatrixSections(const models::WeightStore* store,
 
 std::uint32_t packedRowGranule(WeightFormat format, std::uint32_t cols) {
     const auto layout = packedLayout(format);
-    if (layout.scales != ScaleLayout::HalfPerGroup || cols == 0) return 1;
+    if ((layout.scales != ScaleLayout::HalfPerGroup && layout.scales != ScaleLayout::Planes) ||
+        cols == 0)
+        return 1;
     return layout.group / std::gcd(cols, layout.group);
 }
 

@@ -435,8 +435,9 @@ private slots:
         for (auto format : formats) {
             std::vector<Shape> shapes;
             if (ggmlFormat(format) && ggmlBlock(format) == 256) {
-                // Super-blocks of 256: rows of whole super-blocks; fused parts; 96 rows.
-                shapes = {{{13}, 256}, {{16, 8, 8}, 512}, {{96}, 256}};
+                // Super-blocks of 256: rows of whole super-blocks; fused parts; 96 rows; and
+                // from values, super-blocks across rows of 576 (12 and 4 + 8 rows).
+                shapes = {{{13}, 256}, {{16, 8, 8}, 512}, {{96}, 256}, {{12}, 576}, {{4, 8}, 576}};
             } else if (ggmlFormat(format)) {
                 // GGUF blocks need whole blocks of 32 per row; 96 pads to 128. 96 rows: three
                 // row blocks of the interleaved order.
@@ -450,7 +451,7 @@ private slots:
             for (const auto& shape : shapes) {
                 checkExact(format, shape, false, seed++, rowBlock);
                 if (QTest::currentTestFailed()) return;
-                if (ggmlFormat(format)) {
+                if (ggmlFormat(format) && shape.cols % ggmlBlock(format) == 0) {
                     checkExact(format, shape, true, seed++, rowBlock);
                     if (QTest::currentTestFailed()) return;
                 }
@@ -528,13 +529,16 @@ private slots:
                                  packForGpu(WeightFormat::Q4_0, std::span(&part, 1), 30));
         QVERIFY_THROWS_EXCEPTION(ComputeError,
                                  packForGpu(WeightFormat::Q5_0, std::span(&part, 1), 30));
-        // Super-blocks need rows of a multiple of 256 (as every such file has).
-        const auto wide = randomWeights(4 * 576, 3);
+        // Super-blocks need rows of a multiple of 256 (as every such file has), or from values
+        // rows of a multiple of 64 and parts of whole super-blocks.
+        const auto wide = randomWeights(4 * 96, 3);
         const MatrixPart widePart{wide, 4, nullptr};
         QVERIFY_THROWS_EXCEPTION(ComputeError,
-                                 packForGpu(WeightFormat::Q4_K, std::span(&widePart, 1), 576));
+                                 packForGpu(WeightFormat::Q4_K, std::span(&widePart, 1), 96));
+        const auto rows = randomWeights(3 * 64, 3);
+        const MatrixPart partial{rows, 3, nullptr};
         QVERIFY_THROWS_EXCEPTION(ComputeError,
-                                 packForGpu(WeightFormat::IQ4_XS, std::span(&widePart, 1), 576));
+                                 packForGpu(WeightFormat::IQ4_XS, std::span(&partial, 1), 64));
         QVERIFY_THROWS_EXCEPTION(ComputeError,
                                  packForGpu(WeightFormat::Int4G128, std::span(&part, 1), 30));
         // A fused part that is not a whole number of groups would shift its successors'.
@@ -708,18 +712,27 @@ private slots:
         }
     }
 
+    // Rows of 256 (whole super-blocks) and of 192 (super-blocks across rows, from values).
     void forwardPassPlaneFormatsWithRuntimeSwitch() {
+        for (std::uint32_t hidden : {256u, 192u}) {
+            forwardPassPlaneFormats(hidden);
+            if (QTest::currentTestFailed()) return;
+        }
+    }
+
+    void forwardPassPlaneFormats(std::uint32_t hidden) {
         models::SyntheticModelSpec spec;
         spec.layers = 2;
-        spec.hiddenSize = 256;
-        spec.heads = 4;
-        spec.kvHeads = 2;
+        spec.hiddenSize = hidden;
+        spec.heads = hidden / 64;
+        spec.kvHeads = 1;
         spec.headDim = 64;
-        spec.ffnSize = 512;
+        spec.ffnSize = 2 * hidden;
         spec.vocabSize = 300;
         spec.tiedEmbeddings = false;
         spec.seed = 61;
-        const auto path = std::filesystem::path(dir_.path().toStdString()) / "planes.gguf";
+        const auto path = std::filesystem::path(dir_.path().toStdString()) /
+                          ("planes-" + std::to_string(hidden) + ".gguf");
         models::writeSyntheticGguf(spec, path);
         const auto model = models::loadModel(path);
         const auto weights = models::dequantizeAll(model.weights);
@@ -736,6 +749,28 @@ private slots:
             if (QTest::currentTestFailed()) return;
         }
         checkEngineValidation(engine);
+        if (hidden % 256 == 0) return;
+        // Super-blocks across rows, in row chunks: every chunk starts on a super-block.
+        for (auto format : {WeightFormat::Q4_K, WeightFormat::Q3_K}) {
+            EngineOptions options;
+            options.weightFormat = format;
+            std::uint64_t smallest = ~0ull;
+            {
+                Engine whole(model, options);
+                for (const auto& info : whole.weightMatrices())
+                    smallest = std::min(smallest, info.bytes);
+            }
+            options.maxMatrixChunkBytes = smallest / 2;
+            Engine chunked(model, options);
+            for (const auto& info : chunked.weightMatrices())
+                QVERIFY2(info.chunks > 1, info.name.c_str());
+            models::ReferenceTransformer reference(
+                model.config, quantizedReference(weights, model.config, format), 2);
+            compareForward(chunked, reference, prompt(13, 300, seed++), 3,
+                           std::string(weightFormatName(format)) + " in chunks");
+            if (QTest::currentTestFailed()) return;
+            checkEngineValidation(chunked);
+        }
     }
 
     void forwardPassInRowChunks() {
@@ -750,7 +785,7 @@ private slots:
                               {WeightFormat::Int8Tensor, false}, {WeightFormat::Int4Row, false},
                               {WeightFormat::Int4G128, false},   {WeightFormat::Nf4, false},
                               {WeightFormat::Q4_0, true},        {WeightFormat::Q8_0, true},
-                              {WeightFormat::AsStored, true}};
+                              {WeightFormat::Q5_0, true},        {WeightFormat::AsStored, true}};
         const auto odd = oddShapeSpec(23);
         auto blocks = odd;
         blocks.hiddenSize = 64;

@@ -65,8 +65,8 @@ private slots:
     void requantizedFilesMatchLlamaCpp() {
         QFETCH(QString, preset);
         const auto& entry = fixture_.at("files").at(preset.toStdString());
-        const auto path = models::cacheDirectory() / "quant-fixtures" /
-                          entry.at("file").get<std::string>();
+        const auto path =
+            models::cacheDirectory() / "quant-fixtures" / entry.at("file").get<std::string>();
         if (!std::filesystem::exists(path))
             QSKIP(qPrintable(QString::fromStdString(
                 path.string() + " is absent: scripts/make-quant-fixtures.py writes it with "
@@ -92,11 +92,11 @@ private slots:
         models::PerplexityOptions ppOptions;
         ppOptions.context = ppl.at("ctx").get<std::uint32_t>();
         if (model.tokenizer.addBos) ppOptions.bosId = tokenizer.bos();
-        const auto result = models::computePerplexity(
-            tokens, model.config.vocabSize, ppOptions, [&](std::span<const std::int32_t> window) {
-                backend.reset();
-                return backend.appendAllLogits(window);
-            });
+        const auto result = models::computePerplexity(tokens, model.config.vocabSize, ppOptions,
+                                                      [&](std::span<const std::int32_t> window) {
+                                                          backend.reset();
+                                                          return backend.appendAllLogits(window);
+                                                      });
         const auto exactChunks = ppl.at("exactChunkMeanNll").get<std::vector<double>>();
         QCOMPARE(std::size_t(result.chunks), exactChunks.size());
         const double exact = ppl.at("exact").get<double>();

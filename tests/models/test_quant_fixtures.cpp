@@ -39,9 +39,9 @@ class TestQuantFixtures : public QObject {
     nlohmann::json fixture_;
 
     // Every matrix type of one file against the preset's rules.
-    static void checkMix(const std::string& presetName, const QuantMixModel& model,
-                         const std::vector<std::tuple<std::string, std::string, std::uint64_t>>&
-                             tensors) {
+    static void
+    checkMix(const std::string& presetName, const QuantMixModel& model,
+             const std::vector<std::tuple<std::string, std::string, std::uint64_t>>& tensors) {
         const auto preset = parseQuantPreset(presetName);
         QVERIFY2(preset.has_value(), presetName.c_str());
         std::size_t checked = 0;
@@ -87,8 +87,8 @@ private slots:
             seen.insert(name);
         }
         // Every block type of the presets the issue lists.
-        for (const char* type : {"Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K", "IQ4_NL", "IQ4_XS",
-                                 "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0"})
+        for (const char* type : {"Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K", "IQ4_NL", "IQ4_XS", "Q4_0",
+                                 "Q4_1", "Q5_0", "Q5_1", "Q8_0"})
             QVERIFY2(seen.count(type), type);
     }
 
