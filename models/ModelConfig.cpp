@@ -82,6 +82,26 @@ void ModelConfig::validate(const std::string& source) const {
             throw ModelError(source, "ropeScaling.factor", std::nullopt,
                              "must be in (0, 1024], got " + number(ropeScaling.factor));
     }
+    if (ropeScaling.type == RopeScalingType::LongRope) {
+        if (ropeScaling.frequencyFactors.size() != headDim / 2)
+            throw ModelError(source, "ropeScaling.frequencyFactors", std::nullopt,
+                             "LongRope needs " + std::to_string(headDim / 2) +
+                                 " factors (one per RoPE pair), got " +
+                                 std::to_string(ropeScaling.frequencyFactors.size()));
+        for (float factor : ropeScaling.frequencyFactors)
+            if (!std::isfinite(factor) || factor <= 0.0f)
+                throw ModelError(source, "ropeScaling.frequencyFactors", std::nullopt,
+                                 "factors must be finite and positive, got " + number(factor));
+        if (!std::isfinite(ropeScaling.attentionFactor) || ropeScaling.attentionFactor <= 0.0f ||
+            ropeScaling.attentionFactor > 16.0f)
+            throw ModelError(source, "ropeScaling.attentionFactor", std::nullopt,
+                             "must be in (0, 16], got " + number(ropeScaling.attentionFactor));
+        if (contextLength > ropeScaling.originalContext)
+            throw ModelError(source, "contextLength", std::nullopt,
+                             "LongRope runs its short factors only up to the original context (" +
+                                 std::to_string(ropeScaling.originalContext) + "), got " +
+                                 std::to_string(contextLength));
+    }
     if (ropeScaling.type == RopeScalingType::Llama3) {
         if (!std::isfinite(ropeScaling.lowFreqFactor) ||
             !std::isfinite(ropeScaling.highFreqFactor) || ropeScaling.lowFreqFactor <= 0.0f ||
@@ -91,10 +111,62 @@ void ModelConfig::validate(const std::string& source) const {
         requireRange(source, "ropeScaling.originalContext", ropeScaling.originalContext,
                      maxContext);
     }
+    if (!layerSpans.empty() && layerSpans.size() != layers)
+        throw ModelError(source, "layerSpans", std::nullopt,
+                         std::to_string(layerSpans.size()) + " attention spans for " +
+                             std::to_string(layers) + " layers");
+    if (windowedLayers() > 0) {
+        requireRange(source, "slidingWindow", slidingWindow, maxContext);
+        if (!std::isfinite(ropeThetaWindow) || ropeThetaWindow <= 0.0f)
+            throw ModelError(source, "ropeThetaWindow", std::nullopt,
+                             "must be finite and positive, got " + number(ropeThetaWindow));
+    }
+    for (std::uint32_t layer : noRopeLayers)
+        if (layer >= layers)
+            throw ModelError(source, "noRopeLayers", std::nullopt,
+                             "layer " + std::to_string(layer) + " is beyond the " +
+                                 std::to_string(layers) + " layers");
+    if (!std::isfinite(embeddingScale) || embeddingScale <= 0.0f || embeddingScale > 1e4f)
+        throw ModelError(source, "embeddingScale", std::nullopt,
+                         "must be in (0, 1e4], got " + number(embeddingScale));
+    if (!std::isfinite(attentionScale) || attentionScale < 0.0f || attentionScale > 1e3f)
+        throw ModelError(source, "attentionScale", std::nullopt,
+                         "must be in [0, 1e3] (0: 1/sqrt(head dim)), got " +
+                             number(attentionScale));
+    if (!std::isfinite(normWeightOffset) || std::fabs(normWeightOffset) > 1.0f)
+        throw ModelError(source, "normWeightOffset", std::nullopt,
+                         "must be 0 or 1, got " + number(normWeightOffset));
+}
+
+bool ModelConfig::usesRope(std::uint32_t layer) const {
+    return std::find(noRopeLayers.begin(), noRopeLayers.end(), layer) == noRopeLayers.end();
+}
+
+float ModelConfig::attentionScaleValue() const {
+    float scale =
+        attentionScale > 0.0f ? attentionScale : 1.0f / std::sqrt(static_cast<float>(headDim));
+    // LongRope multiplies cos and sin of both Q and K by the attention factor: q.k grows by
+    // its square, which is the same as scaling the scores.
+    if (ropeScaling.type == RopeScalingType::LongRope)
+        scale *= ropeScaling.attentionFactor * ropeScaling.attentionFactor;
+    return scale;
+}
+
+std::uint32_t ModelConfig::windowedLayers() const {
+    return static_cast<std::uint32_t>(
+        std::count(layerSpans.begin(), layerSpans.end(), AttentionSpan::Window));
+}
+
+std::uint64_t ModelConfig::kvCacheBytes(std::uint64_t tokens, std::uint32_t bytesPerElement) const {
+    const std::uint64_t perLayer = kvBytesPerTokenPerLayer(bytesPerElement);
+    const std::uint64_t windowTokens = std::min<std::uint64_t>(tokens, slidingWindow);
+    return perLayer * (std::uint64_t{globalLayers()} * tokens +
+                       std::uint64_t{windowedLayers()} * windowTokens);
 }
 
 const std::vector<std::string>& supportedArchitectures() {
-    static const std::vector<std::string> names{"llama", "mistral", "qwen2"};
+    static const std::vector<std::string> names{"llama",  "mistral", "qwen2",  "qwen3",
+                                                "gemma3", "phi3",    "smollm3"};
     return names;
 }
 

@@ -27,6 +27,10 @@ void WeightStore::add(StoredTensor tensor) {
     tensors_.emplace(std::move(name), std::move(tensor));
 }
 
+void WeightStore::remove(const std::string& name) {
+    tensors_.erase(name);
+}
+
 bool WeightStore::contains(const std::string& name) const {
     return tensors_.contains(name);
 }

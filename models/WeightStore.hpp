@@ -4,7 +4,10 @@
 //   token_embd.weight, output_norm.weight, output.weight (absent when embeddings are tied),
 //   blk.N.attn_norm.weight, blk.N.attn_q.weight, blk.N.attn_k.weight, blk.N.attn_v.weight,
 //   blk.N.attn_q.bias ... (qwen2), blk.N.attn_output.weight, blk.N.ffn_norm.weight,
-//   blk.N.ffn_gate.weight, blk.N.ffn_up.weight, blk.N.ffn_down.weight, rope_freqs.weight.
+//   blk.N.ffn_gate.weight, blk.N.ffn_up.weight, blk.N.ffn_down.weight, rope_freqs.weight,
+//   and where the architecture has them blk.N.attn_q_norm.weight, blk.N.attn_k_norm.weight
+//   (qwen3, gemma3), blk.N.post_attention_norm.weight, blk.N.post_ffw_norm.weight (gemma3).
+//   Fused matrices (phi3's attn_qkv, its gate|up) are split into these names at load.
 // Shapes are in GGUF order: shape[0] is the contiguous dimension (a matrix with `rows`
 // outputs and `cols` inputs has shape {cols, rows}), so every matrix is row-major [rows][cols].
 #include "models/formats/TensorType.hpp"
@@ -34,7 +37,8 @@ class WeightStore {
 public:
     // Keeps `owner` (e.g. the memory mappings) alive as long as the views are used.
     void setOwner(std::shared_ptr<const void> owner) { owners_.push_back(std::move(owner)); }
-    void add(StoredTensor tensor); // throws ModelError on a duplicate name
+    void add(StoredTensor tensor);        // throws ModelError on a duplicate name
+    void remove(const std::string& name); // no-op when absent
 
     bool contains(const std::string& name) const;
     const StoredTensor& at(const std::string& name) const; // throws ModelError if missing

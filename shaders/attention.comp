@@ -9,6 +9,9 @@
 
 layout(constant_id = 2) const uint GROUP = 1;         // query heads per kv head
 layout(constant_id = 3) const uint DIMS_PER_LANE = 8; // headDim / WG
+// Sliding-window layers (gemma3's local ones): a query at position p sees p - WINDOW + 1 .. p;
+// 0: every earlier position (the loop's start folds to 0).
+layout(constant_id = 20) const uint WINDOW = 0;
 
 layout(push_constant) uniform Params {
     uint tokens;
@@ -53,7 +56,9 @@ void main() {
         runningSum[g] = 0.0;
     }
 
-    for (uint position = 0; position <= info.position; ++position) {
+    const uint firstPosition =
+        WINDOW == 0u || info.position < WINDOW ? 0u : info.position + 1u - WINDOW;
+    for (uint position = firstPosition; position <= info.position; ++position) {
         const uint block = blockTables[info.sequence * p.maxBlocks + position / p.blockSize];
         const uint offset = position % p.blockSize;
         const uint kBase =

@@ -13,6 +13,10 @@
 // (the cache, four 32-bit words per texel), the arrays tokenInfo[] and blockTables[], and
 // defines attentionQuery4(i) and storeAttention(i, v).
 
+// Sliding-window layers (attention_rows.comp only; qkv_rope's fused attention leaves it 0):
+// a query at position p sees p - WINDOW + 1 .. p. 0: every earlier position.
+layout(constant_id = 20) const uint WINDOW = 0;
+
 struct AttentionShape {
     uint qStride;   // elements per query row
     uint outStride; // elements per output row
@@ -44,7 +48,8 @@ void attendRows(uint kvHead, uint token, AttentionShape a, bool attends) {
     const uint dim0 = lane * DIMS_PER_LANE;
     const TokenInfo info = tokenInfo[token];
     const uint last = info.position;
-    const uint end = attends ? last + 1 : 0; // positions [0, end)
+    const uint end = attends ? last + 1 : 0; // positions [start, end)
+    const uint start = WINDOW == 0u || last < WINDOW ? 0u : last + 1u - WINDOW;
 
     // Each lane holds its DIMS_PER_LANE dimensions of the queries; the score loop passes
     // them around with subgroupShuffle (register permutes on lavapipe, where a load at an
@@ -66,7 +71,7 @@ void attendRows(uint kvHead, uint token, AttentionShape a, bool attends) {
         runningSum[g] = 0.0;
     }
 
-    for (uint first = 0; first < end; first += WG) {
+    for (uint first = start; first < end; first += WG) {
         const bool valid = first + lane <= last;
         const uint position = min(first + lane, last);
         // KV_BLOCK_SIZE is a constant: on lavapipe a division by a value known only at run

@@ -15,9 +15,6 @@ const bool PLANE_BYTE_PAIRS = false;
 const uint PLANE_LANE_WORDS = 4;
 #include "planes.glsl"
 
-// Byte k of the record of the group holding element e.
-uint recordByte(uint e, uint k) { return (planeRecordWord(e, k >> 2) >> ((k & 3u) << 3)) & 0xffu; }
-
 uvec4 planeCanonicalExtras(uint e) { return uvec4(0u, 0u, 0u, planeHalfBits(e)); }
 vec4 planeScaleMins(uvec4 extras) {
     const float d = unpackHalf2x16(extras.w).x;

@@ -16,9 +16,6 @@ const bool PLANE_BYTE_PAIRS = true;
 const uint PLANE_LANE_WORDS = 8;
 #include "planes.glsl"
 
-// Byte k of the record of the group holding element e.
-uint recordByte(uint e, uint k) { return (planeRecordWord(e, k >> 2) >> ((k & 3u) << 3)) & 0xffu; }
-
 uvec4 planeCanonicalExtras(uint e) {
     const uint head = planeRecordWord(e, 0u), j = planeChunkInGroup(e);
     const uint low = (recordByte(e, 4u + (j >> 1)) >> ((j & 1u) << 2)) & 15u;

@@ -16,9 +16,6 @@ const bool PLANE_BYTE_PAIRS = true;
 const uint PLANE_LANE_WORDS = 16;
 #include "planes.glsl"
 
-// Byte k of the record of the group holding element e.
-uint recordByte(uint e, uint k) { return (planeRecordWord(e, k >> 2) >> ((k & 3u) << 3)) & 0xffu; }
-
 // Scale j as stored: low four bits from byte j % 8 (its high nibble for j >= 8), top two from
 // bits 2 (j / 4) of byte 8 + j % 4.
 uint q3kScale(uint e, uint j) {

@@ -15,9 +15,6 @@ const bool PLANE_BYTE_PAIRS = false;
 const uint PLANE_LANE_WORDS = 16;
 #include "planes.glsl"
 
-// Byte k of the record of the group holding element e.
-uint recordByte(uint e, uint k) { return (planeRecordWord(e, k >> 2) >> ((k & 3u) << 3)) & 0xffu; }
-
 uvec4 planeCanonicalExtras(uint e) {
     uvec4 extras = planeCanonicalHigh(e);
     extras.z = planeRecordWord(e, 0u);

@@ -1,5 +1,7 @@
-// h[t] = table[token[t]]: the embedding row of each token, widened to f32. One workgroup
-// per token; lanes stride the row four elements at a time.
+// h[t] = table[token[t]] * EMBED_SCALE: the embedding row of each token, widened to f32
+// (gemma3 scales it by sqrt(hidden); 1 elsewhere, folded away). One workgroup per token;
+// lanes stride the row four elements at a time.
+layout(constant_id = 14) const float EMBED_SCALE = 1.0;
 layout(push_constant) uniform Params {
     uint cols;      // elements per row
     uint rowStride; // table row stride (multiple of 4)
@@ -22,6 +24,6 @@ void main() {
     const uint codes = codeRowBase(row, p.rowStride);
     for (uint i = gl_LocalInvocationID.x; i < vecs; i += WG) {
         hidden4[token * (p.outStride >> 2) + i] =
-            dequantize4(row * p.rowStride + i * 4, codeElement(codes, i * 4));
+            dequantize4(row * p.rowStride + i * 4, codeElement(codes, i * 4)) * EMBED_SCALE;
     }
 }

@@ -37,6 +37,8 @@ uint planeRecordBase() { return p.formatWords + ((p.rows * p.wStride * PLANE_HIG
 uint planeRecordWord(uint e, uint index) {
     return weightWord(planeRecordBase() + (e / PLANE_GROUP) * PLANE_RECORD_WORDS + index);
 }
+// Byte k of the record of the group holding element e.
+uint recordByte(uint e, uint k) { return (planeRecordWord(e, k >> 2) >> ((k & 3u) << 3)) & 0xffu; }
 uint planeHalfBits(uint e) {
     const uint group = e / PLANE_GROUP;
     const uint word = weightWord(planeRecordBase() + planeGroups() * PLANE_RECORD_WORDS + (group >> 1));

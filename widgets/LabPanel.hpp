@@ -6,7 +6,10 @@
 #include "widgets/ChartPanel.hpp"
 #include "widgets/PanelContext.hpp"
 
+#include <QList>
 #include <optional>
+
+class QAction;
 
 namespace inferscope::widgets {
 
@@ -22,6 +25,9 @@ public:
     virtual std::optional<quint64> runScripted() { return std::nullopt; }
     // Why the panel is empty once a scripted run is over (the export's list of left-out panels).
     virtual QString emptyReason() const { return tr("nothing measured: ") + emptyHint(); }
+    // Actions the panel offers in the window's File menu (e.g. writing a report); the window
+    // adds them after its own entries, in the registry's order.
+    virtual QList<QAction*> fileActions() { return {}; }
 
 signals:
     // A job this panel started ended: ok, or failed with `error` ("cancelled" when the user

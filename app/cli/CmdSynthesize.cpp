@@ -2,6 +2,7 @@
 #include "app/cli/Commands.hpp"
 #include "app/cli/Output.hpp"
 #include "models/synthetic/SyntheticModel.hpp"
+#include "models/synthetic/SyntheticShapes.hpp"
 
 #include <cctype>
 #include <filesystem>
@@ -55,21 +56,36 @@ void applyTypeOption(models::SyntheticModelSpec& spec, const std::string& type,
 // A model of a real model's shape with random weights and a working tokenizer: what the
 // engine costs at that size (bytes, binding limits, tokens/s) without any download.
 static int runSynthesize(const CommandArgs& args, std::ostream& out) {
-    Arguments a(args, {{"--type", "--mix", "--layers", "--seed"}, {"--json"}, {}});
+    Arguments a(args, {{"--type", "--mix", "--layers", "--seed"}, {"--json", "--safetensors"}, {}});
+    std::string known;
+    for (const auto& shape : models::syntheticShapes())
+        known += (known.empty() ? "" : ", ") + shape.name;
     const std::string usage =
-        "usage: synthesize qwen2.5-0.5b OUT.gguf [--type TYPE|PRESET] [--mix PRESET] "
-        "[--layers N] [--seed S]\n  TYPE: every matrix in one tensor type (f16, q8_0, q4_1, ...); "
-        "PRESET: llama.cpp's type mix (q4_k_m, q5_k_m, q3_k_m, ...)";
+        "usage: synthesize SHAPE OUT.gguf [--type TYPE|PRESET] [--mix PRESET] [--layers N] "
+        "[--seed S] [--safetensors: OUT is a folder]\n  TYPE: every matrix in one tensor type "
+        "(f16, q8_0, q4_1, ...); PRESET: llama.cpp's type mix (q4_k_m, q5_k_m, q3_k_m, ...)\n"
+        "shapes: " +
+        known;
     if (a.positionals().size() != 2) throw UsageError(usage);
-    if (a.positionals()[0] != "qwen2.5-0.5b")
-        throw UsageError("synthesize: unknown shape '" + a.positionals()[0] +
-                         "' (known: qwen2.5-0.5b)\n" + usage);
-    auto spec = models::qwen25HalfBillionShape(models::TensorType::F16);
-    applyTypeOption(spec, a.valueOr("--type", "f16"), a.valueOr("--mix", ""));
-    spec.layers = std::uint32_t(a.integer("--layers", spec.layers, 1, 256));
-    spec.seed = std::uint64_t(a.integer("--seed", 1, 0, 1ll << 40));
+    auto spec = models::syntheticShape(a.positionals()[0], models::TensorType::F16);
+    if (!spec)
+        throw UsageError("synthesize: unknown shape '" + a.positionals()[0] + "' (known: " + known +
+                         ")\n" + usage);
+    applyTypeOption(*spec, a.valueOr("--type", "f16"), a.valueOr("--mix", ""));
+    spec->layers = std::uint32_t(a.integer("--layers", spec->layers, 1, 256));
+    spec->seed = std::uint64_t(a.integer("--seed", std::int64_t(spec->seed), 0, 1ll << 40));
     const std::filesystem::path file = a.positionals()[1];
-    models::writeSyntheticGguf(spec, file);
+    const bool folder = a.flag("--safetensors");
+    if (folder)
+        models::writeSyntheticSafetensors(*spec, file);
+    else
+        models::writeSyntheticGguf(*spec, file);
+    std::uint64_t bytes = 0;
+    if (folder)
+        for (const auto& entry : std::filesystem::directory_iterator(file))
+            bytes += entry.is_regular_file() ? entry.file_size() : 0;
+    else
+        bytes = std::filesystem::file_size(file);
 
     compute::Table t;
     t.id = "synthesize";
@@ -77,20 +93,23 @@ static int runSynthesize(const CommandArgs& args, std::ostream& out) {
     t.addColumn("file").addColumn("shape").addColumn("type").addColumn("layers").addColumn("bytes",
                                                                                            "bytes");
     t.addRow({file.string(), a.positionals()[0],
-              spec.typeMix ? "mix " + std::string(models::quantPresetName(*spec.typeMix))
-                           : std::string(models::tensorTypeName(spec.weightType)),
-              std::int64_t(spec.layers), std::int64_t(std::filesystem::file_size(file))});
+              spec->typeMix ? "mix " + std::string(models::quantPresetName(*spec->typeMix))
+                            : std::string(models::tensorTypeName(spec->weightType)),
+              std::int64_t(spec->layers), std::int64_t(bytes)});
     printTables(out, {t}, a.flag("--json"));
     return 0;
 }
 
 extern const CliCommand synthesizeCommand{
     "synthesize",
-    "  synthesize qwen2.5-0.5b OUT.gguf [--type f16|q8_0|q4_1|q4_k_m|...] [--mix PRESET]\n"
-    "                                   [--layers N] [--seed S]\n"
-    "                                   a GGUF of that model's shape, random weights and\n"
-    "                                   a BPE tokenizer padded to its vocabulary; a preset\n"
-    "                                   (q4_k_m) writes llama.cpp's type mix\n",
+    "  synthesize SHAPE OUT.gguf [--type f16|q8_0|q4_1|q4_k_m|...] [--mix PRESET]\n"
+    "                                   [--layers N] [--seed S] [--safetensors]\n"
+    "                                   a GGUF of that model's shape (qwen2.5-0.5b,\n"
+    "                                   qwen3-0.6b, gemma-3-270m, tiny-qwen3, tiny-gemma3,\n"
+    "                                   tiny-phi3, tiny-smollm3), random weights and a BPE\n"
+    "                                   tokenizer padded to its vocabulary; a preset\n"
+    "                                   (q4_k_m) writes llama.cpp's type mix; --safetensors\n"
+    "                                   writes an HF folder instead\n",
     runSynthesize};
 
 } // namespace inferscope::cli

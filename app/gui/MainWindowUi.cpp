@@ -113,6 +113,13 @@ void MainWindow::buildMenus() {
     auto* exportAll =
         file->addAction(tr("&Export all panels…"), this, &MainWindow::exportAllDialog);
     exportAll->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
+    // What the panels offer there (a report to write, ...).
+    for (auto* panel : deck_->panels()) {
+        const auto actions = panel->fileActions();
+        if (actions.isEmpty()) continue;
+        file->addSeparator();
+        file->addActions(actions);
+    }
     file->addSeparator();
     auto* quit = file->addAction(tr("&Quit"), this, &QWidget::close);
     quit->setShortcut(QKeySequence::Quit);

@@ -1,6 +1,7 @@
 #include "compute/engine/Engine.hpp"
 
 #include "compute/engine/EngineParts.hpp"
+#include "compute/engine/EngineSupport.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -63,6 +64,24 @@ EngineBufferPlan planEngineBuffers(const models::ModelConfig& c, const EngineOpt
     plan.residualMaxBytes = atLeast16(std::uint64_t(c.layers) * plan.hiddenStride * 4);
     plan.arrivalBytes =
         atLeast16(std::uint64_t(Kernels::arrivalWords(c.kvHeads, plan.maxTokensPerStep)) * 4);
+    if (c.windowedLayers() > 0) {
+        // A sequence holds its window (from its last chunk's first position) plus that
+        // chunk's tokens: at most this many blocks, and never more than the global layers.
+        const std::uint64_t perSequence =
+            (std::uint64_t(c.slidingWindow) - 1 + plan.maxTokensPerStep + plan.blockSize - 1) /
+                plan.blockSize +
+            1;
+        plan.windowCapacityBlocks = std::uint32_t(std::min<std::uint64_t>(
+            plan.capacityBlocks, perSequence * std::max<std::uint32_t>(1, options.maxSequences)));
+        plan.kvBytesPerWindowedLayer = std::uint64_t(plan.windowCapacityBlocks) *
+                                       kvBlockBytes(c.kvHeads, plan.blockSize, c.headDim);
+        plan.windowBlockTableBytes = plan.blockTableBytes;
+    }
+    if (c.qkNorm) {
+        plan.qkvStride = paddedColumns((c.heads + 2 * c.kvHeads) * c.headDim);
+        plan.qkvRowsBytes = atLeast16(tokens * plan.qkvStride * 4);
+    }
+    if (c.postNorms) plan.blockOutputBytes = plan.hiddenBytes;
     return plan;
 }
 
@@ -94,6 +113,7 @@ Engine::~Engine() = default;
 void Engine::build(const WeightSource& weights, const WeightCheck& has) {
     const auto& c = config_;
     c.validate("engine");
+    requireEngineSupport(c);
     context_ = std::make_unique<VulkanContext>(options_.device);
     KernelTuning tuning =
         options_.tuning ? *options_.tuning : KernelTuning::forDevice(context_->info());
@@ -121,15 +141,44 @@ void Engine::build(const WeightSource& weights, const WeightCheck& has) {
     kvCache_ = std::make_unique<KvCache>(
         std::vector<std::uint64_t>(c.layers, 2ull * c.kvHeads * c.headDim * sizeof(std::uint16_t)),
         plan.blockSize, plan.capacityBlocks, options_.maxSequences, plan.maxBlocksPerSequence);
+    if (plan.windowCapacityBlocks) {
+        std::vector<bool> windowed(c.layers);
+        for (std::uint32_t l = 0; l < c.layers; ++l) windowed[l] = c.windowed(l);
+        kvCache_->configureWindow(std::move(windowed), c.slidingWindow, plan.windowCapacityBlocks);
+    }
+    // Norm weights as the kernels multiply by them: HF gemma's w plus its offset (1 + w).
+    auto loadNorm = [&](const std::string& name, std::uint64_t expected) {
+        auto values = load(name, expected);
+        if (c.normWeightOffset != 0.0f)
+            for (float& value : values) value += c.normWeightOffset;
+        return values;
+    };
 
     const auto before = context_->allocatedBytes();
     layers_.resize(c.layers);
     for (std::uint32_t l = 0; l < c.layers; ++l) {
         auto& layer = layers_[l];
-        layer.attnNorm = uploadVector(*context_, load(layerName(l, "attn_norm.weight"), hidden),
+        layer.attnNorm = uploadVector(*context_, loadNorm(layerName(l, "attn_norm.weight"), hidden),
                                       layerName(l, "attn_norm"));
-        layer.ffnNorm = uploadVector(*context_, load(layerName(l, "ffn_norm.weight"), hidden),
+        layer.ffnNorm = uploadVector(*context_, loadNorm(layerName(l, "ffn_norm.weight"), hidden),
                                      layerName(l, "ffn_norm"));
+        if (c.qkNorm) {
+            layer.qNorm =
+                uploadVector(*context_, loadNorm(layerName(l, "attn_q_norm.weight"), c.headDim),
+                             layerName(l, "attn_q_norm"));
+            layer.kNorm =
+                uploadVector(*context_, loadNorm(layerName(l, "attn_k_norm.weight"), c.headDim),
+                             layerName(l, "attn_k_norm"));
+        }
+        if (c.postNorms) {
+            layer.postAttnNorm = uploadVector(
+                *context_, loadNorm(layerName(l, "post_attention_norm.weight"), hidden),
+                layerName(l, "post_attention_norm"));
+            layer.postFfnNorm =
+                uploadVector(*context_, loadNorm(layerName(l, "post_ffw_norm.weight"), hidden),
+                             layerName(l, "post_ffw_norm"));
+        }
+        layer.windowed = c.windowed(l);
         if (c.qkvBias) {
             const auto qb = load(layerName(l, "attn_q.bias"), qDim);
             const auto kb = load(layerName(l, "attn_k.bias"), kvDim);
@@ -141,17 +190,29 @@ void Engine::build(const WeightSource& weights, const WeightCheck& has) {
 
     buffers_ = std::make_unique<Buffers>();
     auto& b = *buffers_;
-    b.outputNorm = uploadVector(*context_, load("output_norm.weight", hidden), "output_norm");
+    b.outputNorm = uploadVector(*context_, loadNorm("output_norm.weight", hidden), "output_norm");
     std::vector<float> ropeFreqs;
     if (has("rope_freqs.weight")) ropeFreqs = load("rope_freqs.weight", c.headDim / 2);
     b.ropeInvFrequency =
         uploadVector(*context_, models::ropeInverseFrequencies(c, ropeFreqs), "rope_frequencies");
+    // Per-layer RoPE: windowed layers rotate with their own base, NoPE layers by zero angles
+    // (cos 1, sin 0: the values pass unchanged), both through the same kernels.
+    for (std::uint32_t l = 0; l < c.layers; ++l) {
+        auto& layer = layers_[l];
+        const auto table = models::layerRopeInverseFrequencies(c, l, ropeFreqs);
+        Buffer& own = !c.usesRope(l)  ? b.ropeNone
+                      : c.windowed(l) ? b.ropeWindow
+                                      : b.ropeInvFrequency;
+        if (own.size() == 0) own = uploadVector(*context_, table, "rope_frequencies");
+        layer.ropeTable = &own;
+    }
     vectorBytes_ = context_->allocatedBytes() - before;
     uploadMatrices();
 
     for (std::uint32_t l = 0; l < c.layers; ++l) {
-        layers_[l].kv = Buffer(*context_, plan.kvBytesPerLayer, BufferKind::DeviceLocal,
-                               layerName(l, "kv_cache"));
+        layers_[l].kv =
+            Buffer(*context_, c.windowed(l) ? plan.kvBytesPerWindowedLayer : plan.kvBytesPerLayer,
+                   BufferKind::DeviceLocal, layerName(l, "kv_cache"));
     }
 
     options_.maxLogitRowsPerStep = plan.maxLogitRowsPerStep;
@@ -176,6 +237,14 @@ void Engine::build(const WeightSource& weights, const WeightCheck& has) {
     b.logits = zeroed(plan.logitBytes, BufferKind::Readback, "logits");
     b.argmax = zeroed(plan.argmaxBytes, BufferKind::Readback, "argmax");
     b.residualMax = zeroed(plan.residualMaxBytes, BufferKind::Readback, "residual_max");
+    if (plan.windowBlockTableBytes)
+        b.windowBlockTables =
+            zeroed(plan.windowBlockTableBytes, BufferKind::Upload, "window_block_tables");
+    b.qkvStride = plan.qkvStride;
+    if (plan.qkvRowsBytes)
+        b.qkvRows = zeroed(plan.qkvRowsBytes, BufferKind::DeviceLocal, "qkv_rows");
+    if (plan.blockOutputBytes)
+        b.blockOutput = zeroed(plan.blockOutputBytes, BufferKind::DeviceLocal, "block_output");
     b.activationBytes = context_->allocatedBytes() - activationsBefore;
     context_->resetPeak();
 }
@@ -237,12 +306,14 @@ std::uint32_t Engine::dispatchesPerDecodeToken() const {
     for (const auto& layer : layers_)
         dispatches += layer.qkv.chunkCount() + (fusesAttention(layer) ? 0 : 1) +
                       layer.output.chunkCount() + layer.gateUp.chunkCount() +
-                      layer.down.chunkCount();
+                      layer.down.chunkCount() + (config_.qkNorm ? 1 : 0) +
+                      (config_.postNorms ? 2 : 0);
     return dispatches;
 }
 
 bool Engine::fusesAttention(const Layer& layer) const {
-    return layer.qkv.chunkCount() == 1 &&
+    // Q/K norm runs after the projection, and the fused attention sees every position.
+    return layer.qkv.chunkCount() == 1 && !config_.qkNorm && !layer.windowed &&
            kernels_->fusesAttention(config_.heads, config_.kvHeads, config_.headDim);
 }
 
@@ -277,6 +348,27 @@ void Engine::resetPeakMemory() {
     context_->resetPeak();
     peakKvAllocatedBytes_ = kvCache_->allocatedBytes();
     peakActivationRows_ = 0;
+}
+
+void Engine::reserveWindow(std::span<const TokenRow> rows, const std::vector<SequenceId>& ids) {
+    // Each sequence's positions in this chunk: its windowed blocks older than its first
+    // position's window go back to the pool, its new positions get blocks, its table goes up.
+    std::map<std::uint32_t, std::pair<std::uint32_t, std::uint32_t>> span; // slot: first, end
+    for (const auto& row : rows) {
+        auto [it, fresh] = span.try_emplace(row.slot, row.position, row.position + 1);
+        it->second.first = std::min(it->second.first, row.position);
+        it->second.second = std::max(it->second.second, row.position + 1);
+    }
+    const std::uint32_t maxBlocks = kvCache_->maxBlocksPerSequence();
+    for (const auto id : ids) {
+        const std::uint32_t slot = kvCache_->slotOf(id);
+        const auto found = span.find(slot);
+        if (found == span.end()) continue;
+        kvCache_->reserveWindow(id, found->second.first, found->second.second);
+        const auto table = kvCache_->windowBlockTable(id);
+        buffers_->windowBlockTables.upload(std::span<const std::uint32_t>(table),
+                                           std::uint64_t(slot) * maxBlocks * 4);
+    }
 }
 
 void Engine::uploadBlockTables(const std::vector<SequenceId>& sequences) {
@@ -404,6 +496,8 @@ StepResult Engine::runStep(const std::vector<SequenceInput>& batch, bool allLogi
             ++end;
         }
         peakActivationRows_ = std::max(peakActivationRows_, std::uint32_t(end - begin));
+        if (kvCache_->hasWindow())
+            reserveWindow(std::span<const TokenRow>(rows.data() + begin, end - begin), ids);
         runChunk(std::span<const TokenRow>(rows.data() + begin, end - begin), begin, logitBase,
                  logits, argmax, probes, firstChunk);
         logitBase += chunkLogits;
@@ -483,13 +577,15 @@ void Engine::runChunk(std::span<const TokenRow> rows, std::size_t firstRow,
     if (probeResidual && firstChunk) rec.fill(b.residualMax, 0);
     for (std::uint32_t i = 0; i < b.embedding.chunkCount(); ++i)
         kernels_->embed(rec, b.embedding.chunks[i], b.tokenIds, b.hidden, b.hiddenStride, n,
-                        "embed", b.embedding.firstRows[i], c.vocabSize);
+                        "embed", b.embedding.firstRows[i], c.vocabSize, c.embeddingScale);
     const KvLayout kvBase{nullptr, &b.tokenInfo, &b.blockTables, kvCache_->blockSize(),
                           kvCache_->maxBlocksPerSequence()};
+    const float attentionScale = c.attentionScaleValue();
     for (std::uint32_t l = 0; l < c.layers; ++l) {
         auto& layer = layers_[l];
         KvLayout kv = kvBase;
         kv.cache = &layer.kv;
+        if (layer.windowed) kv.blockTables = &b.windowBlockTables;
 
         QkvRopeArgs qkv;
         qkv.input = &b.hidden;
@@ -500,7 +596,8 @@ void Engine::runChunk(std::span<const TokenRow> rows, std::size_t firstRow,
         qkv.normWeight = &layer.attnNorm;
         qkv.eps = c.rmsNormEps;
         qkv.bias = c.qkvBias ? &layer.qkvBias : nullptr;
-        qkv.ropeInvFrequency = &b.ropeInvFrequency;
+        qkv.ropeInvFrequency = layer.ropeTable;
+        qkv.attentionScale = attentionScale;
         qkv.splitHalf = c.ropePairing == models::RopePairing::SplitHalf;
         qkv.heads = c.heads;
         qkv.kvHeads = c.kvHeads;
@@ -512,10 +609,41 @@ void Engine::runChunk(std::span<const TokenRow> rows, std::size_t firstRow,
             qkv.attentionOutputStride = b.queryStride;
             qkv.arrivals = &b.arrivals;
         }
-        for (std::uint32_t i = 0; i < layer.qkv.chunkCount(); ++i) {
-            qkv.weights = &layer.qkv.chunks[i];
-            qkv.firstRow = layer.qkv.firstRows[i];
-            kernels_->qkvRope(rec, qkv, fused ? "qkv_rope_attention" : "qkv_rope");
+        if (c.qkNorm) {
+            // Q/K norm needs whole heads: a plain projection (RMSNorm folded in) to Q|K|V
+            // rows, then qk_norm_rope normalizes, rotates and fills the cache.
+            MatvecArgs projection;
+            projection.input = &b.hidden;
+            projection.inputStride = b.hiddenStride;
+            projection.output = &b.qkvRows;
+            projection.outputStride = b.qkvStride;
+            projection.tokens = n;
+            projection.normWeight = &layer.attnNorm;
+            projection.eps = c.rmsNormEps;
+            projection.bias = c.qkvBias ? &layer.qkvBias : nullptr;
+            matvecChunks(rec, layer.qkv, projection, "qkv");
+            QkNormRopeArgs norm;
+            norm.qkv = &b.qkvRows;
+            norm.qkvStride = b.qkvStride;
+            norm.queries = &b.queries;
+            norm.queryStride = b.queryStride;
+            norm.tokens = n;
+            norm.qNorm = &layer.qNorm;
+            norm.kNorm = &layer.kNorm;
+            norm.eps = c.rmsNormEps;
+            norm.ropeInvFrequency = layer.ropeTable;
+            norm.splitHalf = qkv.splitHalf;
+            norm.heads = c.heads;
+            norm.kvHeads = c.kvHeads;
+            norm.headDim = c.headDim;
+            norm.kv = kv;
+            kernels_->qkNormRope(rec, norm, "qk_norm_rope");
+        } else {
+            for (std::uint32_t i = 0; i < layer.qkv.chunkCount(); ++i) {
+                qkv.weights = &layer.qkv.chunks[i];
+                qkv.firstRow = layer.qkv.firstRows[i];
+                kernels_->qkvRope(rec, qkv, fused ? "qkv_rope_attention" : "qkv_rope");
+            }
         }
 
         AttentionArgs attention;
@@ -528,16 +656,31 @@ void Engine::runChunk(std::span<const TokenRow> rows, std::size_t firstRow,
         attention.kvHeads = c.kvHeads;
         attention.headDim = c.headDim;
         attention.kv = kv;
+        attention.scale = attentionScale;
+        attention.window = layer.windowed ? c.slidingWindow : 0;
         if (!fused) kernels_->attention(rec, attention, "attention");
+
+        // Post-norm models write a block's output apart and add its norm to the residual.
+        AddNormArgs postNorm;
+        postNorm.blockOutput = &b.blockOutput;
+        postNorm.hidden = &b.hidden;
+        postNorm.stride = b.hiddenStride;
+        postNorm.cols = c.hiddenSize;
+        postNorm.tokens = n;
+        postNorm.eps = c.rmsNormEps;
 
         MatvecArgs out;
         out.input = &b.attention;
         out.inputStride = b.queryStride;
-        out.output = &b.hidden;
+        out.output = c.postNorms ? &b.blockOutput : &b.hidden;
         out.outputStride = b.hiddenStride;
         out.tokens = n;
-        out.residual = true;
+        out.residual = !c.postNorms;
         matvecChunks(rec, layer.output, out, "attn_out");
+        if (c.postNorms) {
+            postNorm.normWeight = &layer.postAttnNorm;
+            kernels_->addNorm(rec, postNorm, "attn_post_norm");
+        }
 
         GateUpArgs gateUp;
         gateUp.input = &b.hidden;
@@ -547,6 +690,7 @@ void Engine::runChunk(std::span<const TokenRow> rows, std::size_t firstRow,
         gateUp.tokens = n;
         gateUp.normWeight = &layer.ffnNorm;
         gateUp.eps = c.rmsNormEps;
+        gateUp.gelu = c.activation == models::FfnActivation::GeluTanh;
         for (std::uint32_t i = 0; i < layer.gateUp.chunkCount(); ++i) {
             gateUp.weights = &layer.gateUp.chunks[i];
             gateUp.firstRow = layer.gateUp.firstRows[i];
@@ -556,13 +700,19 @@ void Engine::runChunk(std::span<const TokenRow> rows, std::size_t firstRow,
         MatvecArgs down;
         down.input = &b.ffn;
         down.inputStride = b.ffnStride;
-        down.output = &b.hidden;
+        down.output = c.postNorms ? &b.blockOutput : &b.hidden;
         down.outputStride = b.hiddenStride;
         down.tokens = n;
-        down.residual = true;
-        down.probe = probeResidual ? &b.residualMax : nullptr;
+        down.residual = !c.postNorms;
+        down.probe = probeResidual && !c.postNorms ? &b.residualMax : nullptr;
         down.probeBase = l * b.hiddenStride;
         matvecChunks(rec, layer.down, down, "ffn_down");
+        if (c.postNorms) {
+            postNorm.normWeight = &layer.postFfnNorm;
+            postNorm.probe = probeResidual ? &b.residualMax : nullptr;
+            postNorm.probeBase = l * b.hiddenStride;
+            kernels_->addNorm(rec, postNorm, "ffn_post_norm");
+        }
         if (copyResidual)
             rec.copy(b.hidden, b.residualStream, residualLayerBytes, 0, l * residualLayerBytes,
                      "residual_copy");

@@ -162,11 +162,26 @@ struct EngineBufferPlan {
     std::uint64_t tokenIdBytes = 0, tokenInfoBytes = 0, blockTableBytes = 0, gatherBytes = 0;
     std::uint64_t logitBytes = 0, argmaxBytes = 0, residualMaxBytes = 0;
     std::uint64_t arrivalBytes = 0; // the counters of attention fused into qkv_rope
+    // Sliding-window layers (ModelConfig::layerSpans): their own pool of blocks, as many as
+    // every sequence's window plus a step's tokens need (at most capacityBlocks), one f16
+    // K|V buffer of that size per windowed layer, and their block tables. 0 without.
+    std::uint32_t windowCapacityBlocks = 0;
+    std::uint64_t kvBytesPerWindowedLayer = 0;
+    std::uint64_t windowBlockTableBytes = 0;
+    // Q/K-norm models: the Q|K|V rows between the projection and qk_norm_rope; post-norm
+    // models: a block's output before its norm joins the residual. 0 where not used.
+    std::uint32_t qkvStride = 0;
+    std::uint64_t qkvRowsBytes = 0, blockOutputBytes = 0;
     // Every step buffer but the logits (EngineMemory::activationBytes includes them).
     std::uint64_t scratchBytes() const {
         return hiddenBytes + queryBytes + attentionBytes + ffnBytes + tokenIdBytes +
                tokenInfoBytes + blockTableBytes + gatherBytes + argmaxBytes + residualMaxBytes +
-               arrivalBytes;
+               arrivalBytes + windowBlockTableBytes + qkvRowsBytes + blockOutputBytes;
+    }
+    // Every layer's KV buffers together.
+    std::uint64_t kvBytes(const models::ModelConfig& config) const {
+        return std::uint64_t(config.globalLayers()) * kvBytesPerLayer +
+               std::uint64_t(config.windowedLayers()) * kvBytesPerWindowedLayer;
     }
 };
 EngineBufferPlan planEngineBuffers(const models::ModelConfig& config, const EngineOptions& options,
@@ -271,6 +286,8 @@ private:
                   std::vector<float>& logits, std::vector<std::int32_t>& argmax, StepProbes& probes,
                   bool firstChunk);
     void uploadBlockTables(const std::vector<SequenceId>& sequences);
+    // Sliding-window layers: the window pool's blocks for one chunk's rows, and their tables.
+    void reserveWindow(std::span<const TokenRow> rows, const std::vector<SequenceId>& ids);
     // After a chunk's submission: the probes it recorded (EngineProbes.cpp).
     void readBackProbes(const CommandRecorder& recorder, std::uint32_t rows, std::size_t firstRow,
                         StepProbes& probes);

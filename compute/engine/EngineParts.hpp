@@ -19,14 +19,24 @@ struct Engine::Layer {
     Buffer attnNorm;
     Buffer ffnNorm;
     Buffer qkvBias;
-    Buffer kv; // this layer's KV blocks (f16)
+    Buffer qNorm, kNorm;               // ModelConfig::qkNorm
+    Buffer postAttnNorm, postFfnNorm;  // ModelConfig::postNorms
+    const Buffer* ropeTable = nullptr; // the layer's RoPE frequencies (Buffers)
+    bool windowed = false;             // sliding-window layer: the window pool and tables
+    Buffer kv;                         // this layer's KV blocks (f16)
 };
 
 struct Engine::Buffers {
     RowChunkedMatrix embedding;
     RowChunkedMatrix outputHead; // empty when the embedding is tied
     Buffer outputNorm;
-    Buffer ropeInvFrequency;
+    Buffer ropeInvFrequency;  // the model's RoPE (global layers)
+    Buffer ropeWindow;        // sliding-window layers' base, unscaled (if any)
+    Buffer ropeNone;          // zeros: NoPE layers (if any)
+    Buffer qkvRows;           // Q/K-norm models: Q|K|V rows before qk_norm_rope
+    Buffer blockOutput;       // post-norm models: a block's output before its norm
+    Buffer windowBlockTables; // sliding-window layers' block tables
+    std::uint32_t qkvStride = 0;
     std::uint32_t hiddenStride = 0, queryStride = 0, ffnStride = 0;
     Buffer hidden, queries, attention, ffn;
     Buffer arrivals; // zero between dispatches (Kernels::fusesAttention)

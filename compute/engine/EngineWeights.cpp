@@ -201,8 +201,10 @@ void Engine::uploadMatrices() {
             keep(uploadFused(
                      {name(l, "attn_q.weight"), name(l, "attn_k.weight"), name(l, "attn_v.weight")},
                      c.hiddenSize, qDim + 2 * kvDim, format, name(l, "attn_qkv"), c.headDim, false,
-                     {SlotRowOrder::RopePairs, c.headDim,
-                      c.ropePairing == models::RopePairing::SplitHalf}),
+                     // Q/K-norm models project Q|K|V with the plain matvec (rows in order).
+                     c.qkNorm ? LaneScaleOrder{SlotRowOrder::Plain}
+                              : LaneScaleOrder{SlotRowOrder::RopePairs, c.headDim,
+                                               c.ropePairing == models::RopePairing::SplitHalf}),
                  name(l, "attn_qkv"));
         layer.output = keep(uploadFused({name(l, "attn_output.weight")}, qDim, c.hiddenSize, format,
                                         name(l, "attn_output")),

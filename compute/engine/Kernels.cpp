@@ -3,6 +3,7 @@
 #include "compute/formats/LaneScaleLayout.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 
 namespace inferscope::compute {
@@ -56,6 +57,32 @@ struct EmbedPush {
     std::uint32_t firstRow;
     std::uint32_t chunkRows;
 };
+
+struct QkNormRopePush {
+    std::uint32_t tokens;
+    std::uint32_t heads;
+    std::uint32_t kvHeads;
+    std::uint32_t headDim;
+    std::uint32_t inStride;
+    std::uint32_t qStride;
+    std::uint32_t blockSize;
+    std::uint32_t maxBlocks;
+    std::uint32_t kvBlocks;
+    float eps;
+};
+
+struct AddNormPush {
+    std::uint32_t cols;
+    std::uint32_t stride;
+    std::uint32_t tokens;
+    float eps;
+    std::uint32_t probeBase;
+};
+
+// The q.k scale a kernel multiplies by: the model's where given, else 1 / sqrt(headDim).
+float attentionScaleOr(float scale, std::uint32_t headDim) {
+    return scale > 0.0f ? scale : 1.0f / std::sqrt(float(headDim));
+}
 
 struct ArgmaxPush {
     std::uint32_t cols;
@@ -331,7 +358,7 @@ void Kernels::qkvRope(CommandRecorder& recorder, const QkvRopeArgs& a, const std
     push.laneScaleWords = laneScaleWords;
     push.firstRow = a.firstRow;
     push.attentionStride = a.attentionOutputStride;
-    push.attentionScale = 1.0f / std::sqrt(float(a.headDim));
+    push.attentionScale = attentionScaleOr(a.attentionScale, a.headDim);
     push.kvBlocks = kvBlocksIn(a.kv, a.kvHeads, a.headDim);
     recorder.dispatch(pipe,
                       {{&a.weights->buffer},
@@ -356,6 +383,7 @@ void Kernels::ffnGateUp(CommandRecorder& recorder, const GateUpArgs& a, const st
     if (a.weights->rows % 2) throw ComputeError("ffn_gateup: odd number of gate+up rows");
     const auto shape = shapeFor(a.tokens, true, *a.weights);
     auto spec = coreSpecialization(shape, a.normWeight != nullptr);
+    if (a.gelu) spec.push_back(1); // GELU (constant 6); SwiGLU leaves it at its default
     const auto laneScaleWords =
         laneScaleWordsRead(*a.weights, LaneScaleOrder{SlotRowOrder::GateUpPairs}, shape);
     finishSpecialization(spec, *a.weights, laneScaleWords);
@@ -410,10 +438,14 @@ void Kernels::attention(CommandRecorder& recorder, const AttentionArgs& a,
     const bool rows = attentionRowsLayout(a.headDim);
     // Binding 1, the f16 cache, is read as texels: eight halves each in attention_rows, two
     // in attention.
+    std::vector<std::uint32_t> spec{width, tuning_.subgroupReduce ? 1u : 0u, group,
+                                    a.headDim / width, std::max(a.kv.blockSize, 1u)};
+    if (a.window) {
+        spec.resize(20, 0);
+        spec.push_back(a.window); // WINDOW (constant 20); global layers leave it at 0
+    }
     auto& pipe = pipeline(
-        rows ? "attention_rows" : "attention", 5, sizeof(AttentionPush),
-        {width, tuning_.subgroupReduce ? 1u : 0u, group, a.headDim / width,
-         std::max(a.kv.blockSize, 1u)},
+        rows ? "attention_rows" : "attention", 5, sizeof(AttentionPush), std::move(spec),
         {vk::Format::eUndefined, rows ? vk::Format::eR32G32B32A32Uint : vk::Format::eR32Uint});
     const AttentionPush push{a.tokens,
                              a.heads,
@@ -423,21 +455,59 @@ void Kernels::attention(CommandRecorder& recorder, const AttentionArgs& a,
                              a.kv.maxBlocks,
                              a.queryStride,
                              a.outputStride,
-                             1.0f / std::sqrt(float(a.headDim)),
+                             attentionScaleOr(a.scale, a.headDim),
                              kvBlocksIn(a.kv, a.kvHeads, a.headDim)};
     recorder.dispatch(pipe,
                       {{a.queries}, {a.kv.cache}, {a.kv.tokenInfo}, {a.kv.blockTables}, {a.output}},
                       push, a.kvHeads, a.tokens, 1, label);
 }
 
+void Kernels::qkNormRope(CommandRecorder& recorder, const QkNormRopeArgs& a,
+                         const std::string& label) {
+    if (a.tokens == 0) return;
+    if (a.headDim % 2 || a.kvHeads == 0 || a.heads % a.kvHeads)
+        throw ComputeError("qk_norm_rope: heads must be a multiple of kv heads, head dim even");
+    auto& pipe =
+        pipeline("qk_norm_rope", 8, sizeof(QkNormRopePush),
+                 {tuning_.workgroup, tuning_.subgroupReduce ? 1u : 0u, a.splitHalf ? 1u : 0u});
+    const QkNormRopePush push{
+        a.tokens,       a.heads,        a.kvHeads,
+        a.headDim,      a.qkvStride,    a.queryStride,
+        a.kv.blockSize, a.kv.maxBlocks, kvBlocksIn(a.kv, a.kvHeads, a.headDim),
+        a.eps};
+    recorder.dispatch(pipe,
+                      {{a.qkv},
+                       {a.qNorm},
+                       {a.kNorm},
+                       {a.kv.tokenInfo},
+                       {a.kv.blockTables},
+                       {a.kv.cache},
+                       {a.ropeInvFrequency},
+                       {a.queries}},
+                      push, divideUp(a.heads + 2 * a.kvHeads, tuning_.workgroup), a.tokens, 1,
+                      label);
+}
+
+void Kernels::addNorm(CommandRecorder& recorder, const AddNormArgs& a, const std::string& label) {
+    if (a.tokens == 0) return;
+    auto& pipe = pipeline("add_norm", 4, sizeof(AddNormPush),
+                          {tuning_.workgroup, tuning_.subgroupReduce ? 1u : 0u, a.probe ? 1u : 0u});
+    const AddNormPush push{a.cols, a.stride, a.tokens, a.eps, a.probeBase};
+    recorder.dispatch(pipe,
+                      {{a.blockOutput}, {a.normWeight}, {a.hidden}, {a.probe ? a.probe : &dummy_}},
+                      push, a.tokens, 1, 1, label);
+}
+
 void Kernels::embed(CommandRecorder& recorder, const DeviceMatrix& table, const Buffer& tokenIds,
                     const Buffer& output, std::uint32_t outputStride, std::uint32_t tokens,
-                    const std::string& label, std::uint32_t firstRow, std::uint32_t vocab) {
+                    const std::string& label, std::uint32_t firstRow, std::uint32_t vocab,
+                    float scale) {
     requireMultipleOf4(outputStride, "embedding output");
     if (tokens == 0) return;
     std::vector<std::uint32_t> spec{tuning_.workgroup, tuning_.subgroupReduce ? 1u : 0u};
     spec.resize(13, 0);
     spec.push_back(table.rowBlock); // ROW_BLOCK (shaders/code_layout.glsl)
+    if (scale != 1.0f) spec.push_back(std::bit_cast<std::uint32_t>(scale)); // EMBED_SCALE (14)
     auto& pipe = pipeline("embed_" + std::string(weightFormatShaderSuffix(table.format)), 3,
                           sizeof(EmbedPush), std::move(spec), weightTexelBindings(table.format));
     const EmbedPush push{table.cols, table.stride, outputStride, tokens, vocab ? vocab : table.rows,

@@ -106,7 +106,8 @@ struct QkvRopeArgs {
     std::uint32_t kvHeads = 0;
     std::uint32_t headDim = 0;
     KvLayout kv;
-    std::uint32_t firstRow = 0; // a row chunk of whole heads starting at this row
+    std::uint32_t firstRow = 0;  // a row chunk of whole heads starting at this row
+    float attentionScale = 0.0f; // the fused attention's q.k scale; 0: 1 / sqrt(headDim)
     // Attention fused into the same dispatch (fusesAttention; shaders/qkv_rope_body.glsl):
     // the output rows (as AttentionArgs::output) and the arrival counters, at least
     // arrivalWords(...) words, all zero (the kernel leaves them so). The caller guarantees
@@ -118,6 +119,7 @@ struct QkvRopeArgs {
 
 struct GateUpArgs {
     const DeviceMatrix* weights = nullptr; // rows: gate, then up
+    bool gelu = false;                     // GeGLU (gemma3) instead of SwiGLU
     const Buffer* input = nullptr;
     std::uint32_t inputStride = 0;
     const Buffer* output = nullptr;
@@ -130,6 +132,8 @@ struct GateUpArgs {
 };
 
 struct AttentionArgs {
+    float scale = 0.0f;       // q.k scale; 0: 1 / sqrt(headDim)
+    std::uint32_t window = 0; // sliding-window layers: positions seen, own included; 0: all
     const Buffer* queries = nullptr;
     std::uint32_t queryStride = 0;
     const Buffer* output = nullptr;
@@ -139,6 +143,35 @@ struct AttentionArgs {
     std::uint32_t kvHeads = 0;
     std::uint32_t headDim = 0;
     KvLayout kv;
+};
+
+// Q/K norm, RoPE and the cache write after a plain matvec wrote Q|K|V rows (qwen3, gemma3).
+struct QkNormRopeArgs {
+    const Buffer* qkv = nullptr; // [tokens][qkvStride]: Q heads, K heads, V heads
+    std::uint32_t qkvStride = 0;
+    const Buffer* queries = nullptr;
+    std::uint32_t queryStride = 0;
+    std::uint32_t tokens = 0;
+    const Buffer* qNorm = nullptr; // headDim floats each (any (1 + w) already added)
+    const Buffer* kNorm = nullptr;
+    float eps = 1e-6f;
+    const Buffer* ropeInvFrequency = nullptr; // this layer's table (zeros: no rotation)
+    bool splitHalf = true;
+    std::uint32_t heads = 0, kvHeads = 0, headDim = 0;
+    KvLayout kv;
+};
+
+// h += RMSNorm(y) * w per row (gemma3's post-norms), with the residual probe.
+struct AddNormArgs {
+    const Buffer* blockOutput = nullptr;
+    const Buffer* hidden = nullptr;
+    std::uint32_t stride = 0;
+    std::uint32_t cols = 0;
+    std::uint32_t tokens = 0;
+    const Buffer* normWeight = nullptr;
+    float eps = 1e-6f;
+    const Buffer* probe = nullptr;
+    std::uint32_t probeBase = 0;
 };
 
 class Kernels {
@@ -153,6 +186,9 @@ public:
     void qkvRope(CommandRecorder& recorder, const QkvRopeArgs& args, const std::string& label);
     void ffnGateUp(CommandRecorder& recorder, const GateUpArgs& args, const std::string& label);
     void attention(CommandRecorder& recorder, const AttentionArgs& args, const std::string& label);
+    void qkNormRope(CommandRecorder& recorder, const QkNormRopeArgs& args,
+                    const std::string& label);
+    void addNorm(CommandRecorder& recorder, const AddNormArgs& args, const std::string& label);
     // Whether qkvRope can run attention in its own dispatch for this shape (CPU devices, where
     // attention takes the rows layout and a dispatch's fixed cost is tens of microseconds).
     bool fusesAttention(std::uint32_t heads, std::uint32_t kvHeads, std::uint32_t headDim) const;
@@ -166,7 +202,7 @@ public:
     void embed(CommandRecorder& recorder, const DeviceMatrix& table, const Buffer& tokenIds,
                const Buffer& output, std::uint32_t outputStride, std::uint32_t tokens,
                const std::string& label = "embed", std::uint32_t firstRow = 0,
-               std::uint32_t vocab = 0);
+               std::uint32_t vocab = 0, float scale = 1.0f);
     void argmax(CommandRecorder& recorder, const Buffer& logits, std::uint32_t cols,
                 std::uint32_t stride, std::uint32_t rows, const Buffer& result,
                 const std::string& label = "argmax");

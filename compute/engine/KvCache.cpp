@@ -21,12 +21,6 @@ std::uint64_t sum(const std::vector<std::uint64_t>& values) {
     return total;
 }
 
-std::vector<std::uint64_t> scaled(const std::vector<std::uint64_t>& perPosition,
-                                  std::uint64_t positions) {
-    std::vector<std::uint64_t> bytes(perPosition.size());
-    for (std::size_t l = 0; l < bytes.size(); ++l) bytes[l] = perPosition[l] * positions;
-    return bytes;
-}
 } // namespace
 
 KvCache::KvCache(std::uint32_t layers, std::uint32_t kvHeads, std::uint32_t headDim,
@@ -72,16 +66,48 @@ std::uint32_t KvCache::usedPositions() const {
     return positions;
 }
 
+namespace {
+// Per layer: the global count, or the window pool's for windowed layers.
+std::vector<std::uint64_t> byLayer(const std::vector<std::uint64_t>& perPosition,
+                                   const std::vector<bool>& windowed, std::uint64_t global,
+                                   std::uint64_t windowPositions) {
+    std::vector<std::uint64_t> bytes(perPosition.size());
+    for (std::size_t l = 0; l < bytes.size(); ++l)
+        bytes[l] = perPosition[l] * (l < windowed.size() && windowed[l] ? windowPositions : global);
+    return bytes;
+}
+} // namespace
+
+std::uint32_t KvCache::windowUsedPositions() const {
+    std::map<std::uint32_t, std::uint32_t> filled;
+    for (const auto& [id, s] : sequences_) {
+        for (std::uint32_t i = s.windowReleased; i < s.windowBlocks.size(); ++i) {
+            const std::uint32_t inBlock =
+                std::min(blockSize_, s.length > i * blockSize_ ? s.length - i * blockSize_ : 0);
+            auto& f = filled[s.windowBlocks[i]];
+            f = std::max(f, inBlock);
+        }
+    }
+    std::uint32_t positions = 0;
+    for (const auto& [block, count] : filled) positions += count;
+    return positions;
+}
+
 std::vector<std::uint64_t> KvCache::usedBytesByLayer() const {
-    return scaled(bytesPerPositionByLayer_, usedPositions());
+    return byLayer(bytesPerPositionByLayer_, windowedLayers_, usedPositions(),
+                   hasWindow() ? windowUsedPositions() : 0);
 }
 
 std::vector<std::uint64_t> KvCache::allocatedBytesByLayer() const {
-    return scaled(bytesPerPositionByLayer_, std::uint64_t(usedBlocks()) * blockSize_);
+    return byLayer(bytesPerPositionByLayer_, windowedLayers_,
+                   std::uint64_t(usedBlocks()) * blockSize_,
+                   std::uint64_t(windowUsedBlocks()) * blockSize_);
 }
 
 std::vector<std::uint64_t> KvCache::reservedBytesByLayer() const {
-    return scaled(bytesPerPositionByLayer_, std::uint64_t(capacityBlocks_) * blockSize_);
+    return byLayer(bytesPerPositionByLayer_, windowedLayers_,
+                   std::uint64_t(capacityBlocks_) * blockSize_,
+                   std::uint64_t(windowCapacityBlocks_) * blockSize_);
 }
 
 std::uint64_t KvCache::usedBytes() const {
@@ -152,12 +178,25 @@ void KvCache::reserve(SequenceId id, std::uint32_t newLength) {
 std::uint32_t KvCache::forkPrefix(SequenceId source, SequenceId target) {
     const Sequence& from = sequence(source);
     if (contains(target)) throw ComputeError("fork target sequence already exists");
-    const std::uint32_t fullBlocks = from.length / blockSize_;
+    std::uint32_t fullBlocks = from.length / blockSize_;
+    // Windowed layers: the target's next query (at the shared length) reads the window
+    // before it; where the source no longer holds all of that, nothing is shared.
+    const std::uint32_t sharedLength = fullBlocks * blockSize_;
+    const std::uint32_t windowFirst =
+        hasWindow() && sharedLength + 1 > window_ ? (sharedLength + 1 - window_) / blockSize_ : 0;
+    if (hasWindow() && windowFirst < from.windowReleased) fullBlocks = 0;
     std::vector<std::uint32_t> shared(from.blocks.begin(), from.blocks.begin() + fullBlocks);
+    std::vector<std::uint32_t> sharedWindow;
+    if (hasWindow() && fullBlocks > 0)
+        sharedWindow.assign(from.windowBlocks.begin(), from.windowBlocks.begin() + fullBlocks);
     slotOf(target);
     auto& to = sequences_.at(target);
     for (auto block : shared) ++refCounts_[block];
     to.blocks = std::move(shared);
+    to.windowReleased = std::min(from.windowReleased, fullBlocks);
+    for (std::uint32_t i = to.windowReleased; i < sharedWindow.size(); ++i)
+        ++windowRefCounts_[sharedWindow[i]];
+    to.windowBlocks = std::move(sharedWindow);
     to.length = fullBlocks * blockSize_;
     return to.length;
 }
@@ -175,6 +214,9 @@ void KvCache::release(SequenceId id) {
     // run, shaders/kv_cache.glsl).
     const auto& blocks = found->second.blocks;
     for (auto block = blocks.rbegin(); block != blocks.rend(); ++block) dropBlock(*block);
+    const auto& window = found->second.windowBlocks;
+    for (std::size_t i = window.size(); i-- > found->second.windowReleased;)
+        dropWindowBlock(window[i]);
     freeSlots_.push_back(found->second.slot);
     sequences_.erase(found);
 }
@@ -191,11 +233,80 @@ void KvCache::truncate(SequenceId id, std::uint32_t newLength) {
         throw ComputeError("KV cache: cutting sequence " + std::to_string(id) + " to " +
                            std::to_string(newLength) +
                            " positions would overwrite a block another sequence shares");
+    // Windowed layers must still hold the window before the new length (the next query's).
+    if (hasWindow() && newLength > 0 && newLength < s.length) {
+        const std::uint32_t needed = newLength + 1 > window_ ? newLength + 1 - window_ : 0;
+        if (needed < s.windowReleased * blockSize_)
+            throw ComputeError("KV cache: cutting sequence " + std::to_string(id) + " to " +
+                               std::to_string(newLength) +
+                               " positions reaches back past what its sliding-window layers "
+                               "still hold (positions from " +
+                               std::to_string(s.windowReleased * blockSize_) + ")");
+    }
     while (s.blocks.size() > keep) {
         dropBlock(s.blocks.back());
         s.blocks.pop_back();
     }
+    while (s.windowBlocks.size() > std::max(keep, s.windowReleased)) {
+        dropWindowBlock(s.windowBlocks.back());
+        s.windowBlocks.pop_back();
+    }
+    if (newLength == 0) {
+        s.windowBlocks.clear();
+        s.windowReleased = 0;
+    }
     s.length = std::min(s.length, newLength);
+}
+
+void KvCache::configureWindow(std::vector<bool> windowedLayers, std::uint32_t window,
+                              std::uint32_t windowCapacityBlocks) {
+    if (!sequences_.empty()) throw ComputeError("KV cache: configure the window while empty");
+    if (windowedLayers.size() != layers() || window == 0 || windowCapacityBlocks == 0)
+        throw ComputeError("KV cache: a window needs one flag per layer and positive sizes");
+    windowedLayers_ = std::move(windowedLayers);
+    window_ = window;
+    windowCapacityBlocks_ = windowCapacityBlocks;
+    clear();
+}
+
+void KvCache::dropWindowBlock(std::uint32_t block) {
+    if (windowRefCounts_[block] == 0) throw ComputeError("KV cache: window block released twice");
+    if (--windowRefCounts_[block] == 0) windowFreeList_.push_back(block);
+}
+
+void KvCache::reserveWindow(SequenceId id, std::uint32_t first, std::uint32_t end) {
+    if (!hasWindow()) return;
+    auto& s = sequences_.at(id);
+    const std::uint32_t keepFrom = first + 1 > window_ ? (first + 1 - window_) / blockSize_ : 0;
+    while (s.windowReleased < keepFrom && s.windowReleased < s.windowBlocks.size()) {
+        dropWindowBlock(s.windowBlocks[s.windowReleased]);
+        s.windowBlocks[s.windowReleased++] = 0;
+    }
+    const std::uint32_t blocksNeeded = (end + blockSize_ - 1) / blockSize_;
+    // Blocks below the window were never needed (a prompt longer than the window, prefilled
+    // in chunks): they count as released without being taken.
+    while (s.windowBlocks.size() < std::min(keepFrom, blocksNeeded)) {
+        s.windowBlocks.push_back(0);
+        s.windowReleased = std::uint32_t(s.windowBlocks.size());
+    }
+    while (s.windowBlocks.size() < blocksNeeded) {
+        if (windowFreeList_.empty())
+            throw ComputeError("KV cache full in the sliding-window layers: " +
+                               std::to_string(windowCapacityBlocks_) + " blocks of " +
+                               std::to_string(blockSize_) + " positions are all in use");
+        const std::uint32_t block = windowFreeList_.back();
+        windowFreeList_.pop_back();
+        windowRefCounts_[block] = 1;
+        s.windowBlocks.push_back(block);
+    }
+}
+
+std::vector<std::uint32_t> KvCache::windowBlockTable(SequenceId id) const {
+    return sequence(id).windowBlocks; // released entries already hold 0
+}
+
+std::uint32_t KvCache::windowReleasedPositions(SequenceId id) const {
+    return sequence(id).windowReleased * blockSize_;
 }
 
 void KvCache::clear() {
@@ -204,6 +315,9 @@ void KvCache::clear() {
     // Hand out low block numbers first (pop_back takes the end).
     for (std::uint32_t b = capacityBlocks_; b-- > 0;) freeList_.push_back(b);
     refCounts_.assign(capacityBlocks_, 0);
+    windowFreeList_.clear();
+    for (std::uint32_t b = windowCapacityBlocks_; b-- > 0;) windowFreeList_.push_back(b);
+    windowRefCounts_.assign(windowCapacityBlocks_, 0);
     freeSlots_.clear();
     for (std::uint32_t s = maxSequences_; s-- > 0;) freeSlots_.push_back(s);
 }

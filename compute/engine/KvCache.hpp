@@ -1,7 +1,10 @@
 #pragma once
 // Bookkeeping of the paged KV cache (the GPU buffers live in the Engine): fixed-size blocks
 // of positions, a free list, reference-counted blocks so sequences can share a prefix, and
-// one block table per sequence. Block b holds the same positions in every layer.
+// one block table per sequence. Block b holds the same positions in every global layer.
+// Sliding-window layers (configureWindow) draw from a second pool with a second block table
+// per sequence: a query at position p reads only p - window + 1 .. p there, so blocks wholly
+// older than that go back to the window pool, and those layers stop growing at the window.
 #include <cstdint>
 #include <map>
 #include <vector>
@@ -65,6 +68,30 @@ public:
     void clear();
 
     const std::vector<std::uint32_t>& blockTable(SequenceId id) const;
+
+    // --- Sliding-window layers ---
+    // windowedLayers[l]: layer l keeps only `window` positions, in a pool of
+    // windowCapacityBlocks blocks (its buffers' size). Call on an empty cache.
+    void configureWindow(std::vector<bool> windowedLayers, std::uint32_t window,
+                         std::uint32_t windowCapacityBlocks);
+    bool hasWindow() const { return window_ != 0; }
+    std::uint32_t window() const { return window_; }
+    bool windowed(std::uint32_t layer) const {
+        return layer < windowedLayers_.size() && windowedLayers_[layer];
+    }
+    std::uint32_t windowCapacityBlocks() const { return windowCapacityBlocks_; }
+    std::uint32_t windowUsedBlocks() const {
+        return windowCapacityBlocks_ - std::uint32_t(windowFreeList_.size());
+    }
+    // Before positions [first, end) of a sequence are computed: its windowed blocks wholly
+    // below first + 1 - window go back to the window pool (no query from `first` on reads
+    // them), blocks up to `end` are taken. Throws ComputeError when the window pool is full.
+    void reserveWindow(SequenceId id, std::uint32_t first, std::uint32_t end);
+    // The windowed layers' block table of a sequence, released entries as block 0 (never
+    // read: they lie outside every window still to come).
+    std::vector<std::uint32_t> windowBlockTable(SequenceId id) const;
+    // Positions at the start of the sequence the windowed layers no longer hold.
+    std::uint32_t windowReleasedPositions(SequenceId id) const;
     std::uint32_t referenceCount(std::uint32_t block) const { return refCounts_.at(block); }
     std::vector<SequenceId> sequenceIds() const;
 
@@ -73,9 +100,18 @@ private:
         std::uint32_t slot = 0;
         std::uint32_t length = 0;
         std::vector<std::uint32_t> blocks;
+        std::vector<std::uint32_t> windowBlocks; // logical block -> window pool block
+        std::uint32_t windowReleased = 0;        // leading window blocks given back
     };
     const Sequence& sequence(SequenceId id) const;
     void dropBlock(std::uint32_t block);
+    void dropWindowBlock(std::uint32_t block);
+    std::uint32_t windowUsedPositions() const;
+
+    std::vector<bool> windowedLayers_;
+    std::uint32_t window_ = 0, windowCapacityBlocks_ = 0;
+    std::vector<std::uint32_t> windowFreeList_;
+    std::vector<std::uint32_t> windowRefCounts_;
 
     std::vector<std::uint64_t> bytesPerPositionByLayer_;
     std::uint32_t blockSize_, capacityBlocks_;

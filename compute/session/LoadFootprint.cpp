@@ -204,10 +204,15 @@ LoadFootprint vulkanLoadFootprint(const models::ModelConfig& c, const models::We
     const std::uint64_t qDim = std::uint64_t(c.heads) * c.headDim,
                         kvDim = std::uint64_t(c.kvHeads) * c.headDim;
     // Norm weights, q/k/v biases and RoPE frequencies, as Engine::build uploads them.
+    // Q/K norms, post-norms and the windowed / NoPE layers' RoPE tables where the model has them.
+    const std::uint64_t ropeTables =
+        1 + (c.windowedLayers() ? 1 : 0) + (c.noRopeLayers.empty() ? 0 : 1);
     std::uint64_t weightBytes =
-        uploadedVectorBytes(c.hiddenSize) + uploadedVectorBytes(c.headDim / 2) +
+        uploadedVectorBytes(c.hiddenSize) + ropeTables * uploadedVectorBytes(c.headDim / 2) +
         c.layers * (2 * uploadedVectorBytes(c.hiddenSize) +
-                    (c.qkvBias ? uploadedVectorBytes(qDim + 2 * kvDim) : 0));
+                    (c.qkvBias ? uploadedVectorBytes(qDim + 2 * kvDim) : 0) +
+                    (c.qkNorm ? 2 * uploadedVectorBytes(c.headDim) : 0) +
+                    (c.postNorms ? 2 * uploadedVectorBytes(c.hiddenSize) : 0));
     const std::uint64_t limit = options.maxMatrixChunkBytes ? std::min(device.maxBindingBytes(),
                                                                        options.maxMatrixChunkBytes)
                                                             : device.maxBindingBytes();
@@ -248,8 +253,8 @@ LoadFootprint vulkanLoadFootprint(const models::ModelConfig& c, const models::We
     const std::uint64_t positions = std::uint64_t(plan.capacityBlocks) * plan.blockSize;
 
     footprint.parts.push_back({"weights (" + footprint.weightFormat + ")", weightBytes, 0});
-    footprint.parts.push_back({"KV cache (" + withThousands(positions) + " positions, fp16)",
-                               std::uint64_t(c.layers) * plan.kvBytesPerLayer, 0});
+    footprint.parts.push_back(
+        {"KV cache (" + withThousands(positions) + " positions, fp16)", plan.kvBytes(c), 0});
     footprint.parts.push_back(
         {"activations and scratch (" + withThousands(plan.maxTokensPerStep) + " tokens per step)",
          plan.scratchBytes(), 0});

@@ -3,6 +3,7 @@
 // with the shape the configuration implies.
 #include "models/LoadedModel.hpp"
 #include "models/ModelError.hpp"
+#include "models/ModelTensors.hpp"
 #include "models/formats/FiniteWeights.hpp"
 #include "models/formats/GgufFile.hpp"
 #include "models/formats/TensorNames.hpp"
@@ -150,6 +151,78 @@ TokenizerData readTokenizer(const GgufFile& gguf, const MetadataReader& meta) {
     return tokenizer;
 }
 
+// What sets the newer architectures apart, as llama.cpp's converter writes it.
+void readArchitectureTraits(const GgufFile& gguf, const MetadataReader& meta,
+                            const std::string& architecture, ModelConfig& config) {
+    const std::string prefix = architecture + ".";
+    // llama.cpp rotates adjacent pairs ("norm" RoPE) for llama, mistral and smollm3, whose
+    // converter permutes the Q/K rows for it; the others are "neox" (split-half), unpermuted.
+    const bool adjacent =
+        architecture == "llama" || architecture == "mistral" || architecture == "smollm3";
+    config.ropePairing = adjacent ? RopePairing::Adjacent : RopePairing::SplitHalf;
+    auto tensorExists = [&](const std::string& name) {
+        return std::any_of(gguf.tensorInfos().begin(), gguf.tensorInfos().end(),
+                           [&](const auto& info) { return info.name == name; });
+    };
+    if (architecture == "qwen3") config.qkNorm = true;
+    if (architecture == "smollm3") {
+        // llama.cpp's smollm3 skips RoPE in every fourth layer; the file does not say so.
+        for (std::uint32_t layer = 3; layer < config.layers; layer += 4)
+            config.noRopeLayers.push_back(layer);
+    }
+    if (architecture == "gemma3") {
+        config.qkNorm = true;
+        config.postNorms = true;
+        config.activation = FfnActivation::GeluTanh;
+        config.embeddingScale = std::sqrt(static_cast<float>(config.hiddenSize));
+        // The converter stores 1 + w for every norm; the file holds no query_pre_attn_scalar,
+        // and llama.cpp scales by 1/sqrt(head dim) except for the 62-layer (27B) model.
+        config.normWeightOffset = 0.0f;
+        if (config.layers == 62 && config.heads != 0)
+            config.attentionScale =
+                1.0f / std::sqrt(static_cast<float>(config.hiddenSize / config.heads));
+        const std::string softcapKey = prefix + "final_logit_softcapping";
+        if (auto softcap = meta.optionalF32(softcapKey); softcap && *softcap != 0.0f)
+            meta.fail(softcapKey, "final logit soft-capping (" + number(*softcap) +
+                                      ") is not supported (Gemma 2 has it, Gemma 3 does not)");
+        const std::string windowKey = prefix + "attention.sliding_window";
+        if (auto window = meta.optionalU32(windowKey); window && *window > 0) {
+            config.slidingWindow = *window;
+            config.ropeThetaWindow =
+                meta.optionalF32(prefix + "rope.freq_base_swa").value_or(10000.0f);
+            const std::string patternKey = prefix + "attention.sliding_window_pattern";
+            config.layerSpans.assign(config.layers, AttentionSpan::Global);
+            const GgufValue* pattern = gguf.find(patternKey);
+            if (pattern && std::holds_alternative<std::shared_ptr<GgufArray>>(*pattern)) {
+                const auto flags = gguf.getNumberArray(patternKey);
+                if (flags->size() != config.layers)
+                    meta.fail(patternKey, std::to_string(flags->size()) + " entries for " +
+                                              std::to_string(config.layers) + " layers");
+                for (std::uint32_t layer = 0; layer < config.layers; ++layer)
+                    if ((*flags)[layer] != 0.0) config.layerSpans[layer] = AttentionSpan::Window;
+            } else {
+                // Every n-th layer global, the n - 1 before it windowed (llama.cpp's default
+                // n = 6: five local layers, then a global one).
+                const std::uint32_t period = meta.optionalU32(patternKey).value_or(6);
+                for (std::uint32_t layer = 0; layer < config.layers; ++layer)
+                    if (period == 0 || layer % period < period - 1)
+                        config.layerSpans[layer] = AttentionSpan::Window;
+            }
+        }
+    }
+    if (architecture == "phi3" && tensorExists("rope_factors_short.weight")) {
+        // LongRope (Phi-3.5): the short factors, up to the original context.
+        const std::string originalKey = prefix + "rope.scaling.original_context_length";
+        auto original = meta.optionalU32(originalKey);
+        if (!original) meta.fail(originalKey, "LongRope factors without the original context");
+        config.ropeScaling.type = RopeScalingType::LongRope;
+        config.ropeScaling.originalContext = *original;
+        config.ropeScaling.attentionFactor =
+            meta.optionalF32(prefix + "rope.scaling.attn_factor").value_or(1.0f);
+        config.contextLength = std::min(config.contextLength, *original);
+    }
+}
+
 ModelConfig readConfig(const GgufFile& gguf, const MetadataReader& meta,
                        const std::string& architecture, std::uint32_t vocabSize) {
     const std::string prefix = architecture + ".";
@@ -219,14 +292,16 @@ ModelConfig readConfig(const GgufFile& gguf, const MetadataReader& meta,
             meta.optionalF32(prefix + "rope.scaling.low_freq_factor").value_or(1.0f);
         config.ropeScaling.highFreqFactor =
             meta.optionalF32(prefix + "rope.scaling.high_freq_factor").value_or(4.0f);
+    } else if (scalingType == "longrope" && architecture == "phi3") {
+        // Read with the rope_factors_short.weight tensor (readArchitectureTraits).
     } else if (scalingType != "none") {
         meta.fail(scalingTypeKey, "unsupported RoPE scaling type '" + scalingType +
-                                      "' (supported: none, linear, llama3)");
+                                      "' (supported: none, linear, llama3; longrope for phi3)");
     }
     if (auto original = meta.optionalU32(prefix + "rope.scaling.original_context_length"))
         config.ropeScaling.originalContext = *original;
 
-    config.ropePairing = architecture == "qwen2" ? RopePairing::SplitHalf : RopePairing::Adjacent;
+    readArchitectureTraits(gguf, meta, architecture, config);
     return config;
 }
 
@@ -244,34 +319,39 @@ void requireTensor(const WeightStore& store, const std::string& file, const std:
 }
 
 void checkTensors(const WeightStore& store, const ModelConfig& config, const std::string& file) {
-    const std::uint64_t hidden = config.hiddenSize;
-    const std::uint64_t qWidth = std::uint64_t{config.heads} * config.headDim;
-    const std::uint64_t kvWidth = std::uint64_t{config.kvHeads} * config.headDim;
-    const std::uint64_t ffn = config.ffnSize;
     const std::string perToken = " (one row per token of the " + std::to_string(config.vocabSize) +
                                  " in tokenizer.ggml.tokens)";
-    requireTensor(store, file, "token_embd.weight", {hidden, config.vocabSize}, perToken);
-    requireTensor(store, file, "output_norm.weight", {hidden});
-    if (!config.tiedEmbeddings)
-        requireTensor(store, file, "output.weight", {hidden, config.vocabSize}, perToken);
+    for (const auto& [name, shape] : expectedTensorShapes(config, !config.tiedEmbeddings))
+        requireTensor(store, file, name, shape,
+                      name == "token_embd.weight" || name == "output.weight" ? perToken : "");
     if (config.ropeScaling.type == RopeScalingType::Llama3 && store.contains("rope_freqs.weight"))
         requireTensor(store, file, "rope_freqs.weight", {config.headDim / 2});
+}
+
+// phi3 files keep Q|K|V in one matrix (attn_qkv) and gate|up in ffn_up (2 x ffn rows, gate
+// first); every layer is split into the canonical views before the tensors are checked.
+void splitPhi3Tensors(WeightStore& store, const ModelConfig& config, const std::string& file) {
+    const std::uint64_t qWidth = std::uint64_t{config.heads} * config.headDim;
+    const std::uint64_t kvWidth = std::uint64_t{config.kvHeads} * config.headDim;
     for (std::uint32_t layer = 0; layer < config.layers; ++layer) {
-        const std::string block = layerTensorPrefix(layer);
-        requireTensor(store, file, block + "attn_norm.weight", {hidden});
-        requireTensor(store, file, block + "attn_q.weight", {hidden, qWidth});
-        requireTensor(store, file, block + "attn_k.weight", {hidden, kvWidth});
-        requireTensor(store, file, block + "attn_v.weight", {hidden, kvWidth});
-        requireTensor(store, file, block + "attn_output.weight", {qWidth, hidden});
-        if (config.qkvBias) {
-            requireTensor(store, file, block + "attn_q.bias", {qWidth});
-            requireTensor(store, file, block + "attn_k.bias", {kvWidth});
-            requireTensor(store, file, block + "attn_v.bias", {kvWidth});
+        const auto name = [&](const char* tensor) { return layerTensorName(layer, tensor); };
+        if (store.contains(name("attn_qkv.weight")))
+            splitFusedMatrix(store, name("attn_qkv.weight"),
+                             {{name("attn_q.weight"), qWidth},
+                              {name("attn_k.weight"), kvWidth},
+                              {name("attn_v.weight"), kvWidth}},
+                             config.hiddenSize, file);
+        if (!store.contains(name("ffn_gate.weight")) && store.contains(name("ffn_up.weight"))) {
+            // The fused matrix goes by the up projection's name: take it out under another.
+            StoredTensor fused = store.at(name("ffn_up.weight"));
+            store.remove(fused.name);
+            fused.name = name("ffn_gate_up.weight");
+            store.add(fused);
+            splitFusedMatrix(store, fused.name,
+                             {{name("ffn_gate.weight"), config.ffnSize},
+                              {name("ffn_up.weight"), config.ffnSize}},
+                             config.hiddenSize, file);
         }
-        requireTensor(store, file, block + "ffn_norm.weight", {hidden});
-        requireTensor(store, file, block + "ffn_gate.weight", {hidden, ffn});
-        requireTensor(store, file, block + "ffn_up.weight", {hidden, ffn});
-        requireTensor(store, file, block + "ffn_down.weight", {ffn, hidden});
     }
 }
 
@@ -309,6 +389,14 @@ LoadedModel loadGgufModel(const std::filesystem::path& file) {
         model.weights.add(std::move(tensor));
     }
     model.config.tiedEmbeddings = !model.weights.contains("output.weight");
+    if (model.config.architecture == "phi3") {
+        splitPhi3Tensors(model.weights, model.config, fileName);
+        if (model.config.ropeScaling.type == RopeScalingType::LongRope) {
+            const std::string factors = "rope_factors_short.weight";
+            requireTensor(model.weights, fileName, factors, {model.config.headDim / 2});
+            model.config.ropeScaling.frequencyFactors = model.weights.dequantized(factors);
+        }
+    }
     model.config.qkvBias = model.weights.contains("blk.0.attn_q.bias");
     // Qwen2 always has q/k/v biases: a qwen2 file without them lost tensors on the way, and
     // running it without would silently compute another model.

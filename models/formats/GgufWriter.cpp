@@ -93,21 +93,43 @@ void GgufWriter::setI32Array(const std::string& key, const std::vector<std::int3
     set(key, makeArray(GgufValueType::I32, values));
 }
 
-void GgufWriter::addTensor(const std::string& name, TensorType type,
-                           std::vector<std::uint64_t> shape, std::vector<std::uint8_t> data) {
+namespace {
+
+std::uint64_t checkedTensorBytes(const std::string& name, TensorType type,
+                                 const std::vector<std::uint64_t>& shape) {
     if (shape.empty() || shape.size() > 4)
         throw std::invalid_argument("GgufWriter: tensor '" + name + "' needs 1 to 4 dimensions");
     std::uint64_t elements = 1;
     for (std::uint64_t extent : shape) elements *= extent;
     const auto bytes = tensorBytes(type, elements);
-    if (!bytes || *bytes != data.size())
+    if (!bytes)
+        throw std::invalid_argument("GgufWriter: tensor '" + name +
+                                    "' is not whole blocks of its type");
+    return *bytes;
+}
+
+} // namespace
+
+void GgufWriter::addTensor(const std::string& name, TensorType type,
+                           std::vector<std::uint64_t> shape, std::vector<std::uint8_t> data) {
+    const std::uint64_t bytes = checkedTensorBytes(name, type, shape);
+    if (bytes != data.size())
         throw std::invalid_argument("GgufWriter: tensor '" + name + "' has " +
                                     std::to_string(data.size()) +
                                     " bytes, not what its type and shape need");
     for (const Tensor& tensor : tensors_)
         if (tensor.name == name)
             throw std::invalid_argument("GgufWriter: duplicate tensor '" + name + "'");
-    tensors_.push_back({name, type, std::move(shape), std::move(data)});
+    tensors_.push_back({name, type, std::move(shape), std::move(data), {}, bytes});
+}
+
+void GgufWriter::addTensorLater(const std::string& name, TensorType type,
+                                std::vector<std::uint64_t> shape, TensorProducer produce) {
+    const std::uint64_t bytes = checkedTensorBytes(name, type, shape);
+    for (const Tensor& tensor : tensors_)
+        if (tensor.name == name)
+            throw std::invalid_argument("GgufWriter: duplicate tensor '" + name + "'");
+    tensors_.push_back({name, type, std::move(shape), {}, std::move(produce), bytes});
 }
 
 void GgufWriter::addF32Tensor(const std::string& name, std::vector<std::uint64_t> shape,
@@ -117,7 +139,7 @@ void GgufWriter::addF32Tensor(const std::string& name, std::vector<std::uint64_t
     addTensor(name, TensorType::F32, std::move(shape), std::move(data));
 }
 
-std::vector<std::uint8_t> GgufWriter::bytes() const {
+std::vector<std::uint8_t> GgufWriter::header(std::vector<std::uint64_t>& offsets) const {
     if (alignment_ == 0) throw std::invalid_argument("GgufWriter: alignment must not be zero");
     // A non-default alignment must be announced, or readers assume 32; an explicit
     // general.alignment set by the caller wins (tests use it to write inconsistent files).
@@ -142,11 +164,11 @@ std::vector<std::uint8_t> GgufWriter::bytes() const {
     }
 
     std::uint64_t dataSize = 0;
-    std::vector<std::uint64_t> offsets;
+    offsets.clear();
     for (const Tensor& tensor : tensors_) {
         dataSize += (alignment_ - dataSize % alignment_) % alignment_;
         offsets.push_back(dataSize);
-        dataSize += tensor.data.size();
+        dataSize += tensor.bytes;
     }
     for (std::size_t i = 0; i < tensors_.size(); ++i) {
         const Tensor& tensor = tensors_[i];
@@ -157,21 +179,52 @@ std::vector<std::uint8_t> GgufWriter::bytes() const {
         sink.put<std::uint64_t>(offsets[i]);
     }
     sink.padTo(alignment_);
+    return out;
+}
+
+std::vector<std::uint8_t> GgufWriter::bytes() const {
+    std::vector<std::uint64_t> offsets;
+    std::vector<std::uint8_t> out = header(offsets);
     const std::uint64_t dataStart = out.size();
-    out.reserve(dataStart + dataSize);
     for (std::size_t i = 0; i < tensors_.size(); ++i) {
         out.resize(dataStart + offsets[i], 0);
-        out.insert(out.end(), tensors_[i].data.begin(), tensors_[i].data.end());
+        const Tensor& tensor = tensors_[i];
+        const std::vector<std::uint8_t> made =
+            tensor.produce ? tensor.produce() : std::vector<std::uint8_t>{};
+        const std::vector<std::uint8_t>& data = tensor.produce ? made : tensor.data;
+        if (data.size() != tensor.bytes)
+            throw std::invalid_argument("GgufWriter: tensor '" + tensor.name + "' made " +
+                                        std::to_string(data.size()) + " bytes, not " +
+                                        std::to_string(tensor.bytes));
+        out.insert(out.end(), data.begin(), data.end());
     }
     return out;
 }
 
 void GgufWriter::write(const std::filesystem::path& path) const {
-    const std::vector<std::uint8_t> data = bytes();
+    std::vector<std::uint64_t> offsets;
+    const std::vector<std::uint8_t> head = header(offsets);
     std::ofstream file(path, std::ios::binary | std::ios::trunc);
     if (!file) throw ModelError(path.string(), "", std::nullopt, "cannot create file");
-    file.write(reinterpret_cast<const char*>(data.data()),
-               static_cast<std::streamsize>(data.size()));
+    file.write(reinterpret_cast<const char*>(head.data()),
+               static_cast<std::streamsize>(head.size()));
+    // Tensor by tensor: a producer's bytes live only while they are written.
+    std::uint64_t written = 0;
+    for (std::size_t i = 0; i < tensors_.size(); ++i) {
+        const std::vector<char> padding(offsets[i] - written, 0);
+        file.write(padding.data(), static_cast<std::streamsize>(padding.size()));
+        const Tensor& tensor = tensors_[i];
+        const std::vector<std::uint8_t> made =
+            tensor.produce ? tensor.produce() : std::vector<std::uint8_t>{};
+        const std::vector<std::uint8_t>& data = tensor.produce ? made : tensor.data;
+        if (data.size() != tensor.bytes)
+            throw ModelError(path.string(), tensor.name, std::nullopt,
+                             "tensor made " + std::to_string(data.size()) + " bytes, not " +
+                                 std::to_string(tensor.bytes));
+        file.write(reinterpret_cast<const char*>(data.data()),
+                   static_cast<std::streamsize>(data.size()));
+        written = offsets[i] + data.size();
+    }
     file.close();
     if (!file) throw ModelError(path.string(), "", std::nullopt, "cannot write file");
 }

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,11 @@ public:
                    std::vector<std::uint8_t> data);
     void addF32Tensor(const std::string& name, std::vector<std::uint64_t> shape,
                       const std::vector<float>& values);
+    // A tensor whose bytes `produce` makes when the file is written, one tensor at a time, so
+    // a large model is written without holding every tensor at once (write() only).
+    using TensorProducer = std::function<std::vector<std::uint8_t>()>;
+    void addTensorLater(const std::string& name, TensorType type, std::vector<std::uint64_t> shape,
+                        TensorProducer produce);
 
     std::vector<std::uint8_t> bytes() const;
     void write(const std::filesystem::path& path) const;
@@ -33,7 +39,10 @@ private:
         TensorType type;
         std::vector<std::uint64_t> shape;
         std::vector<std::uint8_t> data;
+        TensorProducer produce; // set for addTensorLater: data is made at write()
+        std::uint64_t bytes = 0;
     };
+    std::vector<std::uint8_t> header(std::vector<std::uint64_t>& offsets) const;
     std::uint64_t alignment_ = 32;
     std::vector<std::pair<std::string, GgufValue>> metadata_;
     std::vector<Tensor> tensors_;

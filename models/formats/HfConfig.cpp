@@ -1,9 +1,12 @@
 #include "models/formats/HfConfig.hpp"
 
 #include "models/ModelError.hpp"
+#include "models/formats/HfArchitectureTraits.hpp"
+#include "models/formats/HfJsonFields.hpp"
 #include "models/formats/StrictJson.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <map>
 #include <optional>
@@ -11,9 +14,9 @@
 
 namespace inferscope::models {
 
-namespace {
+using namespace hfjson;
 
-using Json = nlohmann::json;
+namespace {
 
 // Largest vocabulary a tokenizer.json may declare (as ModelConfig::validate caps it).
 constexpr std::uint64_t maxTokenizerVocab = 1ull << 22;
@@ -21,68 +24,28 @@ constexpr std::uint64_t maxTokenizerVocab = 1ull << 22;
 // --- config.json ----------------------------------------------------------------------
 
 struct ArchitectureName {
-    const char* modelType;
-    const char* className;
+    const char* modelType;    // config.json's model_type
+    const char* className;    // its architectures entry
+    const char* architecture; // ModelConfig::architecture (GGUF's name)
 };
 constexpr ArchitectureName knownArchitectures[] = {
-    {"llama", "LlamaForCausalLM"},
-    {"mistral", "MistralForCausalLM"},
-    {"qwen2", "Qwen2ForCausalLM"},
+    {"llama", "LlamaForCausalLM", "llama"},         {"mistral", "MistralForCausalLM", "mistral"},
+    {"qwen2", "Qwen2ForCausalLM", "qwen2"},         {"qwen3", "Qwen3ForCausalLM", "qwen3"},
+    {"gemma3_text", "Gemma3ForCausalLM", "gemma3"}, {"phi3", "Phi3ForCausalLM", "phi3"},
+    {"smollm3", "SmolLM3ForCausalLM", "smollm3"},
 };
+
+std::string supportedClasses() {
+    std::string list;
+    for (const auto& known : knownArchitectures)
+        list += (list.empty() ? "" : ", ") + std::string(known.className);
+    return list;
+}
 
 std::string supportedList() {
     std::string list;
     for (const auto& name : supportedArchitectures()) list += (list.empty() ? "" : ", ") + name;
     return list;
-}
-
-const Json* findField(const Json& object, const char* key) {
-    auto it = object.find(key);
-    return it == object.end() || it->is_null() ? nullptr : &*it;
-}
-
-std::uint32_t unsignedField(const Json& value, const std::string& source, const char* key) {
-    if (!value.is_number_unsigned() ||
-        value.get<std::uint64_t>() > std::numeric_limits<std::uint32_t>::max())
-        throw ModelError(source, key, std::nullopt,
-                         "must be a non-negative 32-bit integer, got " + value.dump());
-    return static_cast<std::uint32_t>(value.get<std::uint64_t>());
-}
-
-std::uint32_t requiredUnsigned(const Json& object, const std::string& source, const char* key) {
-    const Json* value = findField(object, key);
-    if (!value) throw ModelError(source, key, std::nullopt, "missing required field");
-    return unsignedField(*value, source, key);
-}
-
-std::optional<std::uint32_t> optionalUnsigned(const Json& object, const std::string& source,
-                                              const char* key) {
-    const Json* value = findField(object, key);
-    if (!value) return std::nullopt;
-    return unsignedField(*value, source, key);
-}
-
-std::optional<double> optionalNumber(const Json& object, const std::string& source,
-                                     const std::string& key) {
-    const Json* value = findField(object, key.c_str());
-    if (!value) return std::nullopt;
-    if (!value->is_number())
-        throw ModelError(source, key, std::nullopt, "must be a number, got " + value->dump());
-    return value->get<double>();
-}
-
-double requiredNumber(const Json& object, const std::string& source, const std::string& key) {
-    auto value = optionalNumber(object, source, key);
-    if (!value) throw ModelError(source, key, std::nullopt, "missing required field");
-    return *value;
-}
-
-std::optional<bool> optionalBool(const Json& object, const std::string& source, const char* key) {
-    const Json* value = findField(object, key);
-    if (!value) return std::nullopt;
-    if (!value->is_boolean())
-        throw ModelError(source, key, std::nullopt, "must be true or false, got " + value->dump());
-    return value->get<bool>();
 }
 
 std::string architectureOf(const Json& config, const std::string& source) {
@@ -92,7 +55,12 @@ std::string architectureOf(const Json& config, const std::string& source) {
             throw ModelError(source, "model_type", std::nullopt, "must be a string");
         const std::string name = type->get<std::string>();
         for (const auto& known : knownArchitectures)
-            if (name == known.modelType) fromType = name;
+            if (name == known.modelType) fromType = known.architecture;
+        if (name == "gemma3")
+            throw ModelError(source, "model_type", std::nullopt,
+                             "'gemma3' is the multimodal Gemma 3 (text_config inside); only the "
+                             "text-only checkpoints (model_type gemma3_text, "
+                             "Gemma3ForCausalLM: 270M, 1B) are supported");
         if (!fromType)
             throw ModelError(source, "model_type", std::nullopt,
                              "unsupported model_type '" + name +
@@ -106,12 +74,11 @@ std::string architectureOf(const Json& config, const std::string& source) {
             const std::string name = entry.is_string() ? entry.get<std::string>() : entry.dump();
             std::optional<std::string> match;
             for (const auto& known : knownArchitectures)
-                if (name == known.className) match = known.modelType;
+                if (name == known.className) match = known.architecture;
             if (!match)
-                throw ModelError(
-                    source, "architectures", std::nullopt,
-                    "unsupported architecture '" + name + "' (supported: " + supportedList() +
-                        ": LlamaForCausalLM, MistralForCausalLM, " + "Qwen2ForCausalLM)");
+                throw ModelError(source, "architectures", std::nullopt,
+                                 "unsupported architecture '" + name + "' (supported: " +
+                                     supportedList() + ": " + supportedClasses() + ")");
             if (fromClass && *fromClass != *match)
                 throw ModelError(source, "architectures", std::nullopt,
                                  "names two different architectures");
@@ -150,6 +117,31 @@ RopeScaling ropeScalingFrom(const Json& object, const std::string& source,
         scaling.factor = static_cast<float>(required("factor"));
         return scaling;
     }
+    if (name == "longrope" || name == "su") {
+        // Phi-3.5: factors per RoPE pair for short and long contexts; the short ones run
+        // (ModelConfig.hpp). The attention factor and original context are completed by
+        // parseHfConfig, which knows max_position_embeddings.
+        scaling.type = RopeScalingType::LongRope;
+        const Json* factors = findField(object, "short_factor");
+        if (!factors || !factors->is_array())
+            throw ModelError(source, prefix + "short_factor", std::nullopt,
+                             "missing or not an array (needed by RoPE type '" + name + "')");
+        for (const auto& value : *factors) {
+            if (!value.is_number())
+                throw ModelError(source, prefix + "short_factor", std::nullopt,
+                                 "must hold numbers, got " + value.dump());
+            scaling.frequencyFactors.push_back(static_cast<float>(value.get<double>()));
+        }
+        if (auto attention = optionalNumber(object, source, "attention_factor"))
+            scaling.attentionFactor = static_cast<float>(*attention);
+        else
+            scaling.attentionFactor = 0.0f; // computed by parseHfConfig
+        if (auto original = optionalUnsigned(object, source, "original_max_position_embeddings"))
+            scaling.originalContext = *original;
+        else
+            scaling.originalContext = 0; // the top-level field, read by parseHfConfig
+        return scaling;
+    }
     if (name == "llama3") {
         scaling.type = RopeScalingType::Llama3;
         scaling.factor = static_cast<float>(required("factor"));
@@ -162,7 +154,7 @@ RopeScaling ropeScalingFrom(const Json& object, const std::string& source,
     throw ModelError(source, prefix + "rope_type", std::nullopt,
                      "RoPE type '" + name +
                          "' is not supported (supported: default, linear, "
-                         "llama3)");
+                         "llama3, longrope)");
 }
 
 RopeScaling ropeScalingOf(const Json& config, const std::string& source) {
@@ -184,7 +176,10 @@ bool knownRopeParameter(const std::string& key) {
                                         "low_freq_factor",
                                         "high_freq_factor",
                                         "original_max_position_embeddings",
-                                        "partial_rotary_factor"};
+                                        "partial_rotary_factor",
+                                        "short_factor",
+                                        "long_factor",
+                                        "attention_factor"};
     return std::find(std::begin(known), std::end(known), key) != std::end(known);
 }
 
@@ -210,6 +205,37 @@ void readRope(const Json& config, const std::string& source, ModelConfig& result
     const std::string prefix = "rope_parameters.";
     if (!parameters->is_object())
         throw ModelError(source, "rope_parameters", std::nullopt, "must be an object or null");
+    // One object per attention kind (gemma3 in transformers 5): the full-attention one is
+    // the model's RoPE, the sliding one the windowed layers' base (without scaling).
+    const Json* full =
+        result.architecture == "gemma3" ? findField(*parameters, "full_attention") : nullptr;
+    if (full) {
+        for (const auto& [key, value] : parameters->items())
+            if (key != "full_attention" && key != "sliding_attention")
+                throw ModelError(source, prefix + key, std::nullopt,
+                                 "beside per-attention-kind RoPE parameters (known: "
+                                 "full_attention, sliding_attention)");
+        if (!full->is_object())
+            throw ModelError(source, prefix + "full_attention", std::nullopt, "must be an object");
+        const Json* theta = findField(*full, "rope_theta");
+        if (!theta || !theta->is_number())
+            throw ModelError(source, prefix + "full_attention.rope_theta", std::nullopt,
+                             "missing or not a number");
+        result.ropeTheta = static_cast<float>(theta->get<double>());
+        result.ropeScaling = ropeScalingFrom(*full, source, prefix + "full_attention.");
+        if (const Json* sliding = findField(*parameters, "sliding_attention")) {
+            const Json* local = sliding->is_object() ? findField(*sliding, "rope_theta") : nullptr;
+            if (!local || !local->is_number())
+                throw ModelError(source, prefix + "sliding_attention.rope_theta", std::nullopt,
+                                 "missing or not a number");
+            result.ropeThetaWindow = static_cast<float>(local->get<double>());
+            if (ropeScalingFrom(*sliding, source, prefix + "sliding_attention.").type !=
+                RopeScalingType::None)
+                throw ModelError(source, prefix + "sliding_attention.rope_type", std::nullopt,
+                                 "scaled RoPE in sliding-window layers is not supported");
+        }
+        return;
+    }
     for (const auto& [key, value] : parameters->items())
         if (!knownRopeParameter(key))
             throw ModelError(source, prefix + key, std::nullopt,
@@ -340,12 +366,7 @@ ModelConfig parseHfConfig(const nlohmann::json& config, const std::string& sourc
     // HF checkpoints keep Q/K rows as trained: RoPE rotates (i, i + d/2) pairs.
     result.ropePairing = RopePairing::SplitHalf;
     result.qkvBias = result.architecture == "qwen2";
-
-    if (const Json* activation = findField(config, "hidden_act")) {
-        if (!activation->is_string() || activation->get<std::string>() != "silu")
-            throw ModelError(source, "hidden_act", std::nullopt,
-                             "only silu (SwiGLU) is supported, got " + activation->dump());
-    }
+    readArchitectureTraits(config, source, result);
     if (optionalBool(config, source, "attention_bias").value_or(false))
         throw ModelError(source, "attention_bias", std::nullopt,
                          "biases on all attention projections are not supported");

@@ -3,6 +3,7 @@
 // tensor names and GGUF shape order.
 #include "models/LoadedModel.hpp"
 #include "models/ModelError.hpp"
+#include "models/ModelTensors.hpp"
 #include "models/formats/FiniteWeights.hpp"
 #include "models/formats/HfConfig.hpp"
 #include "models/formats/SafetensorsFile.hpp"
@@ -18,8 +19,11 @@ namespace inferscope::models {
 
 namespace {
 
-// HF names inside one decoder layer -> canonical names (after "blk.N.").
+// HF names inside one decoder layer -> canonical names (after "blk.N."), for every
+// architecture but where gemmaLayerNames or fusedLayerNames say otherwise.
 constexpr std::pair<std::string_view, std::string_view> layerNames[] = {
+    {"self_attn.q_norm.weight", "attn_q_norm.weight"},
+    {"self_attn.k_norm.weight", "attn_k_norm.weight"},
     {"self_attn.q_proj.weight", "attn_q.weight"},
     {"self_attn.k_proj.weight", "attn_k.weight"},
     {"self_attn.v_proj.weight", "attn_v.weight"},
@@ -33,6 +37,18 @@ constexpr std::pair<std::string_view, std::string_view> layerNames[] = {
     {"input_layernorm.weight", "attn_norm.weight"},
     {"post_attention_layernorm.weight", "ffn_norm.weight"},
 };
+// Gemma's post_attention_layernorm follows the attention (its FFN has a norm before and
+// after): checked before layerNames.
+constexpr std::pair<std::string_view, std::string_view> gemmaLayerNames[] = {
+    {"post_attention_layernorm.weight", "post_attention_norm.weight"},
+    {"pre_feedforward_layernorm.weight", "ffn_norm.weight"},
+    {"post_feedforward_layernorm.weight", "post_ffw_norm.weight"},
+};
+// phi3's fused matrices, split into the canonical ones after loading.
+constexpr std::pair<std::string_view, std::string_view> fusedLayerNames[] = {
+    {"self_attn.qkv_proj.weight", "attn_qkv.weight"},
+    {"mlp.gate_up_proj.weight", "ffn_gate_up.weight"},
+};
 
 struct CanonicalName {
     std::string name;
@@ -40,8 +56,9 @@ struct CanonicalName {
 };
 
 // nullopt for a name this loader does not know.
-std::optional<CanonicalName> canonicalName(const std::string& hfName, std::uint32_t layers,
+std::optional<CanonicalName> canonicalName(const std::string& hfName, const ModelConfig& config,
                                            const std::string& file, std::uint64_t offset) {
+    const std::uint32_t layers = config.layers;
     if (hfName == "model.embed_tokens.weight") return CanonicalName{"token_embd.weight"};
     if (hfName == "model.norm.weight") return CanonicalName{"output_norm.weight"};
     if (hfName == "lm_head.weight") return CanonicalName{"output.weight"};
@@ -57,14 +74,21 @@ std::optional<CanonicalName> canonicalName(const std::string& hfName, std::uint3
     if (error != std::errc() || end != digits.data() + digits.size()) return std::nullopt;
     const std::string_view leaf = rest.substr(dot + 1);
     if (leaf == "self_attn.rotary_emb.inv_freq") return CanonicalName{"", true};
-    for (const auto& [hf, canonical] : layerNames) {
-        if (leaf != hf) continue;
+    const auto named = [&](std::string_view canonical) {
         if (layer >= layers)
             throw ModelError(file, hfName, offset,
                              "layer " + std::to_string(layer) + " but config.json has " +
                                  std::to_string(layers) + " layers");
         return CanonicalName{layerTensorName(layer, canonical)};
-    }
+    };
+    if (config.architecture == "gemma3")
+        for (const auto& [hf, canonical] : gemmaLayerNames)
+            if (leaf == hf) return named(canonical);
+    if (config.architecture == "phi3")
+        for (const auto& [hf, canonical] : fusedLayerNames)
+            if (leaf == hf) return named(canonical);
+    for (const auto& [hf, canonical] : layerNames)
+        if (leaf == hf) return named(canonical);
     return std::nullopt;
 }
 
@@ -75,33 +99,20 @@ std::string shapeText(const std::vector<std::uint64_t>& shape) {
     return text + "}";
 }
 
-// Expected GGUF-order shapes of every tensor the config calls for.
+// Expected GGUF-order shapes of every tensor the checkpoint holds: the configuration's,
+// with phi3's fused Q|K|V and gate|up in place of the matrices split from them.
 std::map<std::string, std::vector<std::uint64_t>> expectedShapes(const ModelConfig& config,
                                                                  bool withOutput) {
+    auto shapes = expectedTensorShapes(config, withOutput);
+    if (config.architecture != "phi3") return shapes;
     const std::uint64_t hidden = config.hiddenSize;
-    const std::uint64_t queryWidth = std::uint64_t{config.heads} * config.headDim;
-    const std::uint64_t kvWidth = std::uint64_t{config.kvHeads} * config.headDim;
-    std::map<std::string, std::vector<std::uint64_t>> shapes{
-        {"token_embd.weight", {hidden, config.vocabSize}},
-        {"output_norm.weight", {hidden}},
-    };
-    if (withOutput) shapes["output.weight"] = {hidden, config.vocabSize};
+    const std::uint64_t qkvRows = std::uint64_t{config.heads + 2 * config.kvHeads} * config.headDim;
     for (std::uint32_t layer = 0; layer < config.layers; ++layer) {
-        const std::string block = layerTensorPrefix(layer);
-        shapes[block + "attn_norm.weight"] = {hidden};
-        shapes[block + "ffn_norm.weight"] = {hidden};
-        shapes[block + "attn_q.weight"] = {hidden, queryWidth};
-        shapes[block + "attn_k.weight"] = {hidden, kvWidth};
-        shapes[block + "attn_v.weight"] = {hidden, kvWidth};
-        shapes[block + "attn_output.weight"] = {queryWidth, hidden};
-        shapes[block + "ffn_gate.weight"] = {hidden, config.ffnSize};
-        shapes[block + "ffn_up.weight"] = {hidden, config.ffnSize};
-        shapes[block + "ffn_down.weight"] = {config.ffnSize, hidden};
-        if (config.qkvBias) {
-            shapes[block + "attn_q.bias"] = {queryWidth};
-            shapes[block + "attn_k.bias"] = {kvWidth};
-            shapes[block + "attn_v.bias"] = {kvWidth};
-        }
+        for (const char* split : {"attn_q.weight", "attn_k.weight", "attn_v.weight",
+                                  "ffn_gate.weight", "ffn_up.weight"})
+            shapes.erase(layerTensorName(layer, split));
+        shapes[layerTensorName(layer, "attn_qkv.weight")] = {hidden, qkvRows};
+        shapes[layerTensorName(layer, "ffn_gate_up.weight")] = {hidden, 2ull * config.ffnSize};
     }
     return shapes;
 }
@@ -156,7 +167,7 @@ LoadedModel loadSafetensorsModel(const std::filesystem::path& folder) {
     for (const auto& [hfName, entry] : checkpoint->tensors()) {
         const std::string file = entry.file->path().string();
         const SafetensorsTensor& tensor = *entry.tensor;
-        const auto canonical = canonicalName(hfName, model.config.layers, file, tensor.fileOffset);
+        const auto canonical = canonicalName(hfName, model.config, file, tensor.fileOffset);
         if (!canonical)
             throw ModelError(file, hfName, tensor.fileOffset,
                              "unexpected tensor for a " + model.config.architecture +
@@ -167,7 +178,8 @@ LoadedModel loadSafetensorsModel(const std::filesystem::path& folder) {
         auto expected = shapes.find(canonical->name);
         if (expected == shapes.end())
             throw ModelError(file, hfName, tensor.fileOffset,
-                             "not expected by config.json (qkv biases are qwen2-only)");
+                             "not expected by config.json for " + model.config.architecture +
+                                 " (qkv biases are qwen2-only)");
         if (shape != expected->second)
             throw ModelError(file, hfName, tensor.fileOffset,
                              "shape " + shapeText(shape) + " (GGUF order) does not match " +
@@ -190,6 +202,24 @@ LoadedModel loadSafetensorsModel(const std::filesystem::path& folder) {
         throw ModelError(folder.string(), shapes.begin()->first, std::nullopt,
                          "tensor missing from the checkpoint (" + std::to_string(shapes.size()) +
                              " missing in all)");
+    if (model.config.architecture == "phi3") {
+        // Phi3's fused rows: Q|K|V, and gate then up (transformers' chunk(2) order).
+        const ModelConfig& c = model.config;
+        const std::uint64_t qWidth = std::uint64_t{c.heads} * c.headDim;
+        const std::uint64_t kvWidth = std::uint64_t{c.kvHeads} * c.headDim;
+        for (std::uint32_t layer = 0; layer < c.layers; ++layer) {
+            const auto name = [&](const char* tensor) { return layerTensorName(layer, tensor); };
+            splitFusedMatrix(model.weights, name("attn_qkv.weight"),
+                             {{name("attn_q.weight"), qWidth},
+                              {name("attn_k.weight"), kvWidth},
+                              {name("attn_v.weight"), kvWidth}},
+                             c.hiddenSize, folder.string());
+            splitFusedMatrix(
+                model.weights, name("ffn_gate_up.weight"),
+                {{name("ffn_gate.weight"), c.ffnSize}, {name("ffn_up.weight"), c.ffnSize}},
+                c.hiddenSize, folder.string());
+        }
+    }
 
     // The embedding may have more rows than the tokenizer has tokens (padding to a round
     // size); name the extra ids as GGUF conversion does, so ids and rows correspond.

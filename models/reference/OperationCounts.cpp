@@ -1,5 +1,7 @@
 #include "models/reference/OperationCounts.hpp"
 
+#include <algorithm>
+
 namespace inferscope::models {
 
 std::uint64_t layerMatrixMacsPerToken(const ModelConfig& c) {
@@ -15,8 +17,22 @@ std::uint64_t outputHeadMacsPerToken(const ModelConfig& c) {
     return std::uint64_t(c.hiddenSize) * c.vocabSize;
 }
 
+namespace {
+
+// Sum over k = 1..n of min(k, window): the keys windowed layers score for positions 0..n-1.
+std::uint64_t windowedKeys(std::uint64_t n, std::uint64_t window) {
+    if (n <= window) return n * (n + 1) / 2;
+    return window * (window + 1) / 2 + (n - window) * window;
+}
+
+} // namespace
+
 std::uint64_t attentionMacsAtPosition(const ModelConfig& c, std::uint64_t position) {
-    return (position + 1) * std::uint64_t(c.heads) * c.headDim * 2 * c.layers;
+    // Global layers score every earlier position, windowed ones at most the window.
+    const std::uint64_t keys =
+        (position + 1) * c.globalLayers() +
+        std::min<std::uint64_t>(position + 1, c.slidingWindow) * c.windowedLayers();
+    return keys * std::uint64_t(c.heads) * c.headDim * 2;
 }
 
 MacCount forwardMacs(const ModelConfig& c, std::uint64_t firstPosition, std::uint64_t tokens,
@@ -27,7 +43,12 @@ MacCount forwardMacs(const ModelConfig& c, std::uint64_t firstPosition, std::uin
     // Sum of (p + 1) for p in [first, first + tokens): closed form, no loop.
     const std::uint64_t last = firstPosition + tokens; // exclusive; sum of 1..last minus 1..first
     const std::uint64_t positions = last * (last + 1) / 2 - firstPosition * (firstPosition + 1) / 2;
-    count.attention = positions * std::uint64_t(c.heads) * c.headDim * 2 * c.layers;
+    const std::uint64_t windowed =
+        c.windowedLayers()
+            ? windowedKeys(last, c.slidingWindow) - windowedKeys(firstPosition, c.slidingWindow)
+            : 0;
+    count.attention = (positions * c.globalLayers() + windowed * c.windowedLayers()) *
+                      std::uint64_t(c.heads) * c.headDim * 2;
     return count;
 }
 

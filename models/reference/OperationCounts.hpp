@@ -26,7 +26,8 @@ std::uint64_t layerMatrixMacsPerToken(const ModelConfig& config);
 // The output head (hidden x vocabulary): MACs per token whose logits are computed.
 std::uint64_t outputHeadMacsPerToken(const ModelConfig& config);
 // Attention of one token at `position` (0-based) over positions 0..position, all layers:
-// (position + 1) x heads x head dim x 2 (scores, then the weighted sum of values).
+// (position + 1) x heads x head dim x 2 (scores, then the weighted sum of values) per global
+// layer, min(position + 1, window) per sliding-window layer.
 std::uint64_t attentionMacsAtPosition(const ModelConfig& config, std::uint64_t position);
 
 // One forward pass over `tokens` consecutive positions starting at `firstPosition`, with

@@ -235,15 +235,24 @@ void projectRows(const Projection& p, const std::vector<float>& input, std::size
 // RMSNorm: x / sqrt(mean(x^2) + eps) * weight. The sum of squares is accumulated in double:
 // the residual stream has outlier dimensions hundreds of times larger than the rest, and a
 // float sum over thousands of such squares loses the small ones (one sum per vector: free).
-void rmsNorm(const float* x, const float* weight, std::size_t n, float eps, float* out) {
+// `offset` is added to each weight (gemma's HF norms compute x * (1 + w)).
+void rmsNorm(const float* x, const float* weight, std::size_t n, float eps, float* out,
+             float offset = 0.0f) {
     double sumSquares = 0.0;
     for (std::size_t i = 0; i < n; ++i) sumSquares += double(x[i]) * double(x[i]);
     const float scale = float(1.0 / std::sqrt(sumSquares / double(n) + double(eps)));
-    for (std::size_t i = 0; i < n; ++i) out[i] = (x[i] * scale) * weight[i];
+    for (std::size_t i = 0; i < n; ++i) out[i] = (x[i] * scale) * (weight[i] + offset);
 }
 
 float silu(float x) {
     return x / (1.0f + std::exp(-x));
+}
+
+// GELU with the tanh approximation (gelu_pytorch_tanh):
+// 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+float geluTanh(float x) {
+    constexpr float sqrtTwoOverPi = 0.7978845608028654f;
+    return 0.5f * x * (1.0f + std::tanh(sqrtTwoOverPi * (x + 0.044715f * x * x * x)));
 }
 
 std::string layerName(std::uint32_t layer, const char* tensor) {
@@ -254,15 +263,34 @@ std::string layerName(std::uint32_t layer, const char* tensor) {
 
 std::vector<float> ropeInverseFrequencies(const ModelConfig& config,
                                           std::span<const float> ropeFreqs) {
-    const std::size_t half = config.headDim / 2;
+    return ropeFrequencyTable(config.ropeTheta, config.ropeScaling, config.headDim, ropeFreqs);
+}
+
+std::vector<float> layerRopeInverseFrequencies(const ModelConfig& config, std::uint32_t layer,
+                                               std::span<const float> ropeFreqs) {
+    if (!config.usesRope(layer)) return std::vector<float>(config.headDim / 2, 0.0f);
+    if (config.windowed(layer))
+        return ropeFrequencyTable(config.ropeThetaOf(layer), {}, config.headDim, {});
+    return ropeInverseFrequencies(config, ropeFreqs);
+}
+
+std::vector<float> ropeFrequencyTable(float theta, const RopeScaling& scaling,
+                                      std::uint32_t headDim, std::span<const float> ropeFreqs) {
+    const std::size_t half = headDim / 2;
     if (!ropeFreqs.empty() && ropeFreqs.size() != half)
         throw ModelError("rope_freqs.weight has " + std::to_string(ropeFreqs.size()) +
                          " values, expected " + std::to_string(half));
-    const RopeScaling& scaling = config.ropeScaling;
+    if (scaling.type == RopeScalingType::LongRope && scaling.frequencyFactors.size() != half)
+        throw ModelError("LongRope has " + std::to_string(scaling.frequencyFactors.size()) +
+                         " factors, expected " + std::to_string(half));
     std::vector<float> inverse(half);
     for (std::size_t i = 0; i < half; ++i) {
-        double freq = std::pow(double(config.ropeTheta), -2.0 * double(i) / double(config.headDim));
-        if (!ropeFreqs.empty()) {
+        double freq = std::pow(double(theta), -2.0 * double(i) / double(headDim));
+        if (scaling.type == RopeScalingType::LongRope) {
+            // Per-pair divisors, as rope_freqs.weight (the attention factor scales the scores:
+            // ModelConfig::attentionScaleValue).
+            freq /= double(scaling.frequencyFactors[i]);
+        } else if (!ropeFreqs.empty()) {
             // Llama 3 GGUF files store the llama3 adjustment as per-pair divisors.
             freq /= double(ropeFreqs[i]);
         } else if (scaling.type == RopeScalingType::Llama3) {
@@ -310,7 +338,9 @@ void applyRope(std::span<float> head, RopePairing pairing, double position,
 struct ReferenceTransformer::Weights {
     struct Layer {
         std::span<const float> attnNorm, ffnNorm;
-        std::span<const float> qBias, kBias, vBias; // empty without q/k/v biases
+        std::span<const float> qBias, kBias, vBias;       // empty without q/k/v biases
+        std::span<const float> qNorm, kNorm;              // ModelConfig::qkNorm
+        std::span<const float> postAttnNorm, postFfnNorm; // ModelConfig::postNorms
         MatrixRows q, k, v, output, gate, up, down;
     };
     ReferenceWeights values;          // the fp32 path: every weight
@@ -367,6 +397,14 @@ void resolveWeights(const ModelConfig& c, VectorOf vector, MatrixOf matrix, Matr
             layer.kBias = vector(layerName(l, "attn_k.bias"), kvDim, true);
             layer.vBias = vector(layerName(l, "attn_v.bias"), kvDim, true);
         }
+        if (c.qkNorm) {
+            layer.qNorm = vector(layerName(l, "attn_q_norm.weight"), c.headDim, true);
+            layer.kNorm = vector(layerName(l, "attn_k_norm.weight"), c.headDim, true);
+        }
+        if (c.postNorms) {
+            layer.postAttnNorm = vector(layerName(l, "post_attention_norm.weight"), hidden, true);
+            layer.postFfnNorm = vector(layerName(l, "post_ffw_norm.weight"), hidden, true);
+        }
         layer.output = matrix(layerName(l, "attn_output.weight"), hidden, qDim);
         layer.ffnNorm = vector(layerName(l, "ffn_norm.weight"), hidden, true);
         layer.gate = matrix(layerName(l, "ffn_gate.weight"), c.ffnSize, hidden);
@@ -386,6 +424,9 @@ ReferenceTransformer::ReferenceTransformer(ModelConfig config, unsigned threads,
     checkShape(config_, source);
     weights_ = build(config_, source);
     ropeInvFreq_ = models::ropeInverseFrequencies(config_, weights_->ropeFreqs);
+    for (std::uint32_t layer = 0; layer < config_.layers; ++layer)
+        layerRopeInvFreq_.push_back(
+            models::layerRopeInverseFrequencies(config_, layer, weights_->ropeFreqs));
     pool_ = std::make_shared<ReferenceThreadPool>(threads_);
 }
 
@@ -530,7 +571,8 @@ std::vector<float> ReferenceTransformer::forward(std::span<const std::int32_t> t
     const std::size_t ffn = c.ffnSize;
     const std::size_t start = cache.length;
     const std::size_t group = c.heads / c.kvHeads;
-    const float scale = 1.0f / std::sqrt(float(headDim));
+    const float scale = c.attentionScaleValue();
+    const float normOffset = c.normWeightOffset;
     const unsigned parts = pool_->parts();
     const Weights& w = *weights_;
     // Splits the rows of several products among the threads; each part does its share of
@@ -549,6 +591,8 @@ std::vector<float> ReferenceTransformer::forward(std::span<const std::int32_t> t
     std::vector<float> x(count * hidden);
     for (std::size_t t = 0; t < count; ++t)
         w.embedding.copyRow(std::size_t(tokens[t]), &x[t * hidden]);
+    if (c.embeddingScale != 1.0f)
+        for (float& value : x) value *= c.embeddingScale;
 
     std::vector<float> normed(count * hidden);
     std::vector<float> q(count * qDim), k(count * kvDim), v(count * kvDim);
@@ -560,7 +604,8 @@ std::vector<float> ReferenceTransformer::forward(std::span<const std::int32_t> t
         // Attention block: x += Wo · attention(RoPE(Wq n), RoPE(Wk n), Wv n), n = norm(x).
         const Weights::Layer& lw = w.layers[layer];
         for (std::size_t t = 0; t < count; ++t)
-            rmsNorm(&x[t * hidden], lw.attnNorm.data(), hidden, c.rmsNormEps, &normed[t * hidden]);
+            rmsNorm(&x[t * hidden], lw.attnNorm.data(), hidden, c.rmsNormEps, &normed[t * hidden],
+                    normOffset);
         auto bias = [](std::span<const float> values) {
             return values.empty() ? nullptr : values.data();
         };
@@ -568,15 +613,31 @@ std::vector<float> ReferenceTransformer::forward(std::span<const std::int32_t> t
                  {&lw.k, bias(lw.kBias), &k, kvDim},
                  {&lw.v, bias(lw.vBias), &v, kvDim}},
                 normed, hidden);
-        for (std::size_t t = 0; t < count; ++t) {
-            const double position = double(start + t);
-            for (std::size_t h = 0; h < c.heads; ++h)
-                applyRope(std::span<float>(&q[t * qDim + h * headDim], headDim), c.ropePairing,
-                          position, ropeInvFreq_);
-            for (std::size_t h = 0; h < c.kvHeads; ++h)
-                applyRope(std::span<float>(&k[t * kvDim + h * headDim], headDim), c.ropePairing,
-                          position, ropeInvFreq_);
-        }
+        // Q/K norm (qwen3, gemma3): each head RMS-normalized with one shared weight vector.
+        if (c.qkNorm)
+            for (std::size_t t = 0; t < count; ++t) {
+                for (std::size_t h = 0; h < c.heads; ++h) {
+                    float* head = &q[t * qDim + h * headDim];
+                    rmsNorm(head, lw.qNorm.data(), headDim, c.rmsNormEps, head, normOffset);
+                }
+                for (std::size_t h = 0; h < c.kvHeads; ++h) {
+                    float* head = &k[t * kvDim + h * headDim];
+                    rmsNorm(head, lw.kNorm.data(), headDim, c.rmsNormEps, head, normOffset);
+                }
+            }
+        const std::vector<float>& ropeInvFreq = layerRopeInvFreq_[layer];
+        if (c.usesRope(layer))
+            for (std::size_t t = 0; t < count; ++t) {
+                const double position = double(start + t);
+                for (std::size_t h = 0; h < c.heads; ++h)
+                    applyRope(std::span<float>(&q[t * qDim + h * headDim], headDim), c.ropePairing,
+                              position, ropeInvFreq);
+                for (std::size_t h = 0; h < c.kvHeads; ++h)
+                    applyRope(std::span<float>(&k[t * kvDim + h * headDim], headDim), c.ropePairing,
+                              position, ropeInvFreq);
+            }
+        // A windowed layer's position p sees p - window + 1 .. p.
+        const std::size_t window = c.windowed(layer) ? c.slidingWindow : 0;
         std::vector<float>& keys = cache.k[layer];
         std::vector<float>& values = cache.v[layer];
         keys.resize(start * kvDim);
@@ -593,8 +654,9 @@ std::vector<float> ReferenceTransformer::forward(std::span<const std::int32_t> t
                 for (std::size_t t = 0; t < count; ++t) {
                     const float* query = &q[t * qDim + h * headDim];
                     const std::size_t visible = start + t + 1;
+                    const std::size_t first = window && visible > window ? visible - window : 0;
                     float maxScore = -INFINITY;
-                    for (std::size_t p = 0; p < visible; ++p) {
+                    for (std::size_t p = first; p < visible; ++p) {
                         scores[p] =
                             dot(query, &keys[p * kvDim + kvHead * headDim], headDim) * scale;
                         maxScore = std::max(maxScore, scores[p]);
@@ -602,14 +664,14 @@ std::vector<float> ReferenceTransformer::forward(std::span<const std::int32_t> t
                     // Softmax with the maximum subtracted (no overflow); the denominator is a
                     // sum of up to context-length positive terms, kept in double.
                     double denominator = 0.0;
-                    for (std::size_t p = 0; p < visible; ++p) {
+                    for (std::size_t p = first; p < visible; ++p) {
                         scores[p] = std::exp(scores[p] - maxScore);
                         denominator += scores[p];
                     }
                     const float inverse = float(1.0 / denominator);
                     float* out = &attention[t * qDim + h * headDim];
                     std::fill_n(out, headDim, 0.0f);
-                    for (std::size_t p = 0; p < visible; ++p) {
+                    for (std::size_t p = first; p < visible; ++p) {
                         const float weight = scores[p] * inverse;
                         const float* value = &values[p * kvDim + kvHead * headDim];
                         for (std::size_t d = 0; d < headDim; ++d) out[d] += weight * value[d];
@@ -618,14 +680,28 @@ std::vector<float> ReferenceTransformer::forward(std::span<const std::int32_t> t
             }
         });
         project({{&lw.output, nullptr, &projected, hidden}}, attention, qDim);
+        // Post-norms (gemma3): the block's output is normalized before it joins x.
+        auto postNorm = [&](std::span<const float> weight) {
+            if (weight.empty()) return;
+            for (std::size_t t = 0; t < count; ++t)
+                rmsNorm(&projected[t * hidden], weight.data(), hidden, c.rmsNormEps,
+                        &projected[t * hidden], normOffset);
+        };
+        postNorm(lw.postAttnNorm);
         for (std::size_t i = 0; i < x.size(); ++i) x[i] += projected[i];
 
-        // Feed-forward block (SwiGLU): x += Wdown · (silu(Wgate n) * (Wup n)), n = norm(x).
+        // Feed-forward block (SwiGLU, or GeGLU): x += Wdown · (act(Wgate n) * (Wup n)),
+        // n = norm(x).
         for (std::size_t t = 0; t < count; ++t)
-            rmsNorm(&x[t * hidden], lw.ffnNorm.data(), hidden, c.rmsNormEps, &normed[t * hidden]);
+            rmsNorm(&x[t * hidden], lw.ffnNorm.data(), hidden, c.rmsNormEps, &normed[t * hidden],
+                    normOffset);
         project({{&lw.gate, nullptr, &gate, ffn}, {&lw.up, nullptr, &up, ffn}}, normed, hidden);
-        for (std::size_t i = 0; i < gate.size(); ++i) gate[i] = silu(gate[i]) * up[i];
+        if (c.activation == FfnActivation::GeluTanh)
+            for (std::size_t i = 0; i < gate.size(); ++i) gate[i] = geluTanh(gate[i]) * up[i];
+        else
+            for (std::size_t i = 0; i < gate.size(); ++i) gate[i] = silu(gate[i]) * up[i];
         project({{&lw.down, nullptr, &projected, hidden}}, gate, ffn);
+        postNorm(lw.postFfnNorm);
         for (std::size_t i = 0; i < x.size(); ++i) x[i] += projected[i];
 
         if (observer_)
@@ -641,7 +717,7 @@ std::vector<float> ReferenceTransformer::forward(std::span<const std::int32_t> t
     std::vector<float> finalNormed(rows * hidden);
     for (std::size_t t = 0; t < rows; ++t)
         rmsNorm(&x[(first + t) * hidden], w.outputNorm.data(), hidden, c.rmsNormEps,
-                &finalNormed[t * hidden]);
+                &finalNormed[t * hidden], normOffset);
     std::vector<float> logits(rows * c.vocabSize);
     const Projection output{&w.outputHead, nullptr, &logits, c.vocabSize};
     pool_->run([&](unsigned part) {

@@ -1,8 +1,11 @@
 #pragma once
 // The CPU reference transformer: plain fp32 loops that follow the equations, the oracle for
 // every GPU test. Llama / Mistral / Qwen2 family: RMSNorm, RoPE (either pairing, with
-// linear or llama3 scaling), grouped-query attention, optional q/k/v biases, SwiGLU, tied
-// or separate output head. Matrix-vector products are split across threads.
+// linear, llama3 or LongRope scaling), grouped-query attention, optional q/k/v biases, SwiGLU,
+// tied or separate output head; and what qwen3, gemma3, phi3 and smollm3 add (ModelConfig):
+// Q/K norm, post-norms, (1 + w) norms, GeGLU, embedding and attention scales, sliding-window
+// layers with their own RoPE base, NoPE layers. Matrix-vector products are split across
+// threads.
 //
 // It computes either from the stored tensors of a WeightStore (views of the file: each
 // matrix row is dequantized to f32 as the products reach it, so host memory stays what the
@@ -36,6 +39,14 @@ ReferenceWeights dequantizeAll(const WeightStore& store);
 // llama3 scaling (wavelength rule), and divided by the factor for linear scaling.
 std::vector<float> ropeInverseFrequencies(const ModelConfig& config,
                                           std::span<const float> ropeFreqs = {});
+// The table of one layer: the model's (above) for global layers, the window base without
+// scaling for windowed layers, zeros (no rotation) for NoPE layers.
+std::vector<float> layerRopeInverseFrequencies(const ModelConfig& config, std::uint32_t layer,
+                                               std::span<const float> ropeFreqs = {});
+// theta^(-2i/d) with `scaling` (LongRope: divided by its factors) and, where given, divided by
+// ropeFreqs (rope_freqs.weight).
+std::vector<float> ropeFrequencyTable(float theta, const RopeScaling& scaling,
+                                      std::uint32_t headDim, std::span<const float> ropeFreqs);
 // Rotates each pair of one head (headDim values) by position * frequency of the pair:
 // pairs (2i, 2i+1) for Adjacent, (i, i + headDim/2) for SplitHalf.
 void applyRope(std::span<float> head, RopePairing pairing, double position,
@@ -95,6 +106,7 @@ private:
     unsigned threads_;
     ResidualObserver observer_;
     std::vector<float> ropeInvFreq_;
+    std::vector<std::vector<float>> layerRopeInvFreq_; // per layer (window base, NoPE zeros)
     // Shared by copies: its workers live as long as any copy; calls into it are serialized.
     std::shared_ptr<ReferenceThreadPool> pool_;
 };

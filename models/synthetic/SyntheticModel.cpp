@@ -8,6 +8,7 @@
 #include "models/formats/SafetensorsWriter.hpp"
 #include "models/formats/TensorNames.hpp"
 #include "models/quant/GgmlQuantize.hpp"
+#include "models/synthetic/SyntheticVocabulary.hpp"
 #include "models/tokenizer/TokenizerData.hpp"
 
 #include <nlohmann/json.hpp>
@@ -24,39 +25,6 @@
 namespace inferscope::models {
 
 namespace {
-
-constexpr std::uint32_t byteTokenCount = 256;
-constexpr const char* endOfText = "<|endoftext|>";
-constexpr const char* imStart = "<|im_start|>";
-constexpr const char* imEnd = "<|im_end|>";
-constexpr std::uint32_t specialTokenCount = 3;
-
-// ChatML, the format of the default model's template family.
-constexpr const char* chatMlTemplate =
-    "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + "
-    "message['content'] + '<|im_end|>' + '\\n'}}{% endfor %}{% if add_generation_prompt %}"
-    "{{ '<|im_start|>assistant\\n' }}{% endif %}";
-
-// Text the tokenizer's merges are learned from: plain English, so common pairs ("th",
-// "Ġthe", "ing") become tokens as they do in real vocabularies.
-constexpr std::string_view trainingText =
-    "The keeper of the lighthouse rose early, as he had done every morning for thirty years. "
-    "He climbed the stairs, trimmed the wick and looked out over the grey water. There was a "
-    "ship on the horizon, and he watched it for a long time while the kettle was boiling. "
-    "When the wind turned to the north, the waves grew higher and the gulls went inland. "
-    "In the evening he wrote in his log: the weather is changing, the ship has passed, the "
-    "light is burning. Nothing else happened that day, and nothing needed to happen. "
-    "People in the village said that he was lonely, but he did not think so. He had his "
-    "books, his garden behind the wall, and the long conversations with the postman who came "
-    "on Thursdays. They talked about the price of bread, the school that was going to close, "
-    "and the storms that they remembered from when they were young. "
-    "A model that reads this text learns which letters follow each other: that the comes "
-    "before many nouns, that words ending in ing are common, and that there is a space "
-    "between most of them. Counting pairs and merging the most frequent one, again and again, "
-    "is all that byte pair encoding does. It is a simple idea, and it works well enough that "
-    "nearly every language model in use today starts with it. "
-    "Numbers such as 1, 2, 10, 42 and 2024 appear too, as do questions: what is the time? "
-    "Where are you going? The answer is often shorter than the question.";
 
 // --- Deterministic random numbers ----------------------------------------------------
 
@@ -115,148 +83,25 @@ std::vector<float> normalValues(std::uint64_t seed, std::string_view name, std::
     return values;
 }
 
-// --- Tokenizer -------------------------------------------------------------------------
-
-std::string utf8(std::uint32_t codePoint) {
-    std::string out;
-    if (codePoint < 0x80) {
-        out += static_cast<char>(codePoint);
-    } else if (codePoint < 0x800) {
-        out += static_cast<char>(0xC0 | (codePoint >> 6));
-        out += static_cast<char>(0x80 | (codePoint & 0x3F));
-    } else {
-        out += static_cast<char>(0xE0 | (codePoint >> 12));
-        out += static_cast<char>(0x80 | ((codePoint >> 6) & 0x3F));
-        out += static_cast<char>(0x80 | (codePoint & 0x3F));
-    }
-    return out;
-}
-
-// GPT-2's byte -> printable character table: printable Latin-1 bytes stand for
-// themselves, the others (controls, space, ...) for 256, 257, ... in byte order.
-std::vector<std::string> byteLevelAlphabet() {
-    std::vector<std::string> alphabet(byteTokenCount);
-    std::uint32_t next = 256;
-    for (std::uint32_t byte = 0; byte < byteTokenCount; ++byte) {
-        const bool printable = (byte >= '!' && byte <= '~') || (byte >= 0xA1 && byte <= 0xAC) ||
-                               (byte >= 0xAE && byte <= 0xFF);
-        alphabet[byte] = utf8(printable ? byte : next++);
-    }
-    return alphabet;
-}
-
-// Pieces as GPT-2's split rule cuts plain ASCII: an optional space and then a run of
-// letters, of digits, or of other symbols; runs of whitespace stand alone.
-std::vector<std::string_view> splitPieces(std::string_view text) {
-    auto kind = [](char c) {
-        if (std::isalpha(static_cast<unsigned char>(c))) return 0;
-        if (std::isdigit(static_cast<unsigned char>(c))) return 1;
-        if (std::isspace(static_cast<unsigned char>(c))) return 2;
-        return 3;
-    };
-    std::vector<std::string_view> pieces;
-    std::size_t i = 0;
-    while (i < text.size()) {
-        const std::size_t start = i;
-        if (text[i] == ' ' && i + 1 < text.size() && kind(text[i + 1]) != 2) ++i;
-        const int runKind = kind(text[i]);
-        while (i < text.size() && kind(text[i]) == runKind) ++i;
-        pieces.push_back(text.substr(start, i - start));
-    }
-    return pieces;
-}
-
-struct SyntheticVocabulary {
-    std::vector<std::string> tokens;
-    std::vector<TokenType> types;
-    std::vector<std::string> merges; // "left right", best first
-    std::int32_t bos = 0, eos = 0;
-};
-
-SyntheticVocabulary buildVocabulary(std::uint32_t vocabSize) {
-    if (vocabSize < byteTokenCount + specialTokenCount)
-        throw ModelError("synthetic model", "vocabSize", std::nullopt,
-                         "needs at least 259 tokens (256 bytes and 3 specials), got " +
-                             std::to_string(vocabSize));
-    const std::size_t target = vocabSize - specialTokenCount;
-    const auto alphabet = byteLevelAlphabet();
-    SyntheticVocabulary vocabulary;
-    vocabulary.tokens = alphabet;
-    std::set<std::string> known(alphabet.begin(), alphabet.end());
-    auto addMerge = [&](const std::string& left, const std::string& right) {
-        vocabulary.merges.push_back(left + " " + right);
-        if (known.insert(left + right).second) vocabulary.tokens.push_back(left + right);
-    };
-
-    // Byte-pair training: count adjacent symbols inside words, merge the most frequent pair
-    // (ties: the smallest pair, for determinism), until pairs stop repeating.
-    std::map<std::vector<std::string>, int> words;
-    for (std::string_view piece : splitPieces(trainingText)) {
-        std::vector<std::string> symbols;
-        for (unsigned char byte : piece) symbols.push_back(alphabet[byte]);
-        ++words[symbols];
-    }
-    while (vocabulary.tokens.size() < target) {
-        std::map<std::pair<std::string, std::string>, int> pairCounts;
-        for (const auto& [symbols, count] : words)
-            for (std::size_t i = 0; i + 1 < symbols.size(); ++i)
-                pairCounts[{symbols[i], symbols[i + 1]}] += count;
-        auto best = pairCounts.end();
-        for (auto it = pairCounts.begin(); it != pairCounts.end(); ++it)
-            if (best == pairCounts.end() || it->second > best->second) best = it;
-        if (best == pairCounts.end() || best->second < 2) break;
-        const auto [left, right] = best->first;
-        addMerge(left, right);
-        std::map<std::vector<std::string>, int> merged;
-        for (const auto& [symbols, count] : words) {
-            std::vector<std::string> out;
-            for (std::size_t i = 0; i < symbols.size(); ++i) {
-                if (i + 1 < symbols.size() && symbols[i] == left && symbols[i + 1] == right) {
-                    out.push_back(left + right);
-                    ++i;
-                } else {
-                    out.push_back(symbols[i]);
-                }
-            }
-            merged[out] += count;
-        }
-        words = std::move(merged);
-    }
-    // Larger vocabularies than the text supports: extend tokens by common letters.
-    constexpr std::string_view letters = "etaoinshrdlucmfwypvbgkjqxz";
-    std::size_t base = vocabulary.tokens.size() > byteTokenCount ? byteTokenCount : 'a';
-    std::size_t sinceProgress = 0;
-    while (vocabulary.tokens.size() < target) {
-        const std::size_t before = vocabulary.tokens.size();
-        const std::string stem = vocabulary.tokens[base];
-        for (char letter : letters) {
-            if (vocabulary.tokens.size() >= target) break;
-            const std::string& suffix = alphabet[static_cast<unsigned char>(letter)];
-            if (!known.contains(stem + suffix)) addMerge(stem, suffix);
-        }
-        sinceProgress = vocabulary.tokens.size() == before ? sinceProgress + 1 : 0;
-        if (sinceProgress > vocabulary.tokens.size())
-            throw ModelError("synthetic model: cannot grow the vocabulary");
-        base = (base + 1) % vocabulary.tokens.size();
-    }
-    vocabulary.types.assign(vocabulary.tokens.size(), TokenType::Normal);
-    for (const char* special : {endOfText, imStart, imEnd}) {
-        vocabulary.tokens.push_back(special);
-        vocabulary.types.push_back(TokenType::Control);
-    }
-    // As the default model: a chat turn starts with <|im_start|> and ends with <|im_end|>.
-    vocabulary.bos = static_cast<std::int32_t>(vocabulary.tokens.size() - 2);
-    vocabulary.eos = static_cast<std::int32_t>(vocabulary.tokens.size() - 1);
-    return vocabulary;
-}
-
 // --- Weights ---------------------------------------------------------------------------
 
+// How a tensor's random values carry the planted outlier dimensions.
+enum class Outliers {
+    None,
+    Columns,       // embedding-like: every row's outlier columns scaled up
+    Rows,          // writes the residual stream: the outlier rows scaled up
+    ShrinkEntries, // a norm over the residual stream: the outlier entries scaled down
+};
+
+// One tensor, as a recipe: its values are made when it is written (memory stays at one
+// tensor). Values are row-major in HF row order; GGUF files permute or fuse them as they go.
 struct SyntheticTensor {
     std::string hfName;
     std::string ggufName;
     std::vector<std::uint64_t> rowsCols; // {rows, cols} for matrices, {n} for vectors
-    std::vector<float> values;           // row-major, HF row order
+    double mean = 0.0, deviation = 1.0;
+    Outliers outliers = Outliers::None;
+    bool norm = false; // an RMSNorm weight (gemma3 stores them as w - 1 in HF files)
     bool matrix() const { return rowsCols.size() == 2; }
 };
 
@@ -264,11 +109,26 @@ std::uint32_t tokenizerTokens(const SyntheticModelSpec& spec) {
     return spec.tokenizerTokens ? spec.tokenizerTokens : spec.vocabSize;
 }
 
+bool isArchitecture(const SyntheticModelSpec& spec, std::initializer_list<const char*> names) {
+    for (const char* name : names)
+        if (spec.architecture == name) return true;
+    return false;
+}
+
+// GGUF files of these rotate adjacent pairs (llama.cpp's converter permutes their Q/K rows).
+bool adjacentRopeInGguf(const SyntheticModelSpec& spec) {
+    return isArchitecture(spec, {"llama", "smollm3"});
+}
+
 void checkSpec(const SyntheticModelSpec& spec) {
-    if (spec.architecture != "llama" && spec.architecture != "qwen2")
+    if (!isArchitecture(spec, {"llama", "qwen2", "qwen3", "gemma3", "phi3", "smollm3"}))
         throw ModelError("synthetic model", "architecture", std::nullopt,
-                         "'" + spec.architecture + "' is not llama or qwen2");
+                         "'" + spec.architecture +
+                             "' is not llama, qwen2, qwen3, gemma3, phi3 or smollm3");
     syntheticConfig(spec).validate("synthetic model spec");
+    if (spec.architecture == "phi3" && spec.heads * spec.headDim != spec.hiddenSize)
+        throw ModelError("synthetic model", "headDim", std::nullopt,
+                         "phi3 needs heads x head dim = hidden size (llama.cpp's phi3 assumes it)");
     for (std::uint32_t dim : spec.outlierDims)
         if (dim >= spec.hiddenSize)
             throw ModelError("synthetic model", "outlierDims", std::nullopt,
@@ -295,7 +155,7 @@ void checkSpec(const SyntheticModelSpec& spec) {
                                  "-value blocks; a row of " + std::to_string(cols) + " is not");
 }
 
-// All weights in HF layout. Scales keep activations of order one: matrices ~ N(0, 1/fan_in);
+// All weights, as recipes. Scales keep activations of order one: matrices ~ N(0, 1/fan_in);
 // embeddings ~ N(0, 1); norm weights near 1. Outlier dimensions are scaled up wherever the
 // residual stream is written (embedding columns, attention-output and down-projection
 // rows) and scaled down where it is read (norm weights), so every layer's residual carries
@@ -307,45 +167,30 @@ std::vector<SyntheticTensor> buildWeights(const SyntheticModelSpec& spec) {
     const std::uint64_t kvWidth = std::uint64_t{spec.kvHeads} * spec.headDim;
     const std::uint64_t ffn = spec.ffnSize;
     const std::uint64_t vocab = spec.vocabSize;
-    const float scale = spec.outlierScale;
+    const bool gemma = spec.architecture == "gemma3";
     std::vector<SyntheticTensor> tensors;
 
     auto make = [&](std::string hfName, std::string ggufName, std::vector<std::uint64_t> shape,
-                    double mean, double deviation) -> SyntheticTensor& {
-        std::uint64_t count = 1;
-        for (auto dim : shape) count *= dim;
-        auto values = normalValues(spec.seed, ggufName, count, mean, deviation);
-        tensors.push_back(
-            {std::move(hfName), std::move(ggufName), std::move(shape), std::move(values)});
-        return tensors.back();
-    };
-    auto scaleColumns = [&](SyntheticTensor& tensor) {
-        const std::uint64_t cols = tensor.rowsCols[1];
-        for (std::uint64_t row = 0; row < tensor.rowsCols[0]; ++row)
-            for (std::uint32_t dim : spec.outlierDims) tensor.values[row * cols + dim] *= scale;
-    };
-    auto scaleRows = [&](SyntheticTensor& tensor) {
-        const std::uint64_t cols = tensor.rowsCols[1];
-        for (std::uint32_t dim : spec.outlierDims)
-            for (std::uint64_t col = 0; col < cols; ++col) tensor.values[dim * cols + col] *= scale;
-    };
-    auto shrinkEntries = [&](SyntheticTensor& tensor) {
-        for (std::uint32_t dim : spec.outlierDims) tensor.values[dim] /= scale;
+                    double mean, double deviation, Outliers outliers = Outliers::None,
+                    bool norm = false) {
+        tensors.push_back({std::move(hfName), std::move(ggufName), std::move(shape), mean,
+                           deviation, outliers, norm});
     };
 
-    scaleColumns(make("model.embed_tokens.weight", "token_embd.weight", {vocab, hidden}, 0, 1));
+    make("model.embed_tokens.weight", "token_embd.weight", {vocab, hidden}, 0, 1,
+         Outliers::Columns);
     // Final norm weights near 2 / sqrt(hidden): logits of standard deviation ~2.
     const double outputNormMean = 2.0 / std::sqrt(static_cast<double>(hidden));
-    shrinkEntries(make("model.norm.weight", "output_norm.weight", {hidden}, outputNormMean,
-                       0.1 * outputNormMean));
+    make("model.norm.weight", "output_norm.weight", {hidden}, outputNormMean, 0.1 * outputNormMean,
+         Outliers::ShrinkEntries, true);
     if (!spec.tiedEmbeddings)
-        scaleColumns(make("lm_head.weight", "output.weight", {vocab, hidden}, 0, 1));
+        make("lm_head.weight", "output.weight", {vocab, hidden}, 0, 1, Outliers::Columns);
 
     for (std::uint32_t layer = 0; layer < spec.layers; ++layer) {
         const std::string hf = "model.layers." + std::to_string(layer) + ".";
         const std::string gguf = layerTensorPrefix(layer);
-        shrinkEntries(
-            make(hf + "input_layernorm.weight", gguf + "attn_norm.weight", {hidden}, 1.0, 0.1));
+        make(hf + "input_layernorm.weight", gguf + "attn_norm.weight", {hidden}, 1.0, 0.1,
+             Outliers::ShrinkEntries, true);
         const double inputScale = 1.0 / std::sqrt(static_cast<double>(hidden));
         make(hf + "self_attn.q_proj.weight", gguf + "attn_q.weight", {queryWidth, hidden}, 0,
              inputScale);
@@ -358,16 +203,67 @@ std::vector<SyntheticTensor> buildWeights(const SyntheticModelSpec& spec) {
             make(hf + "self_attn.k_proj.bias", gguf + "attn_k.bias", {kvWidth}, 0, 0.1);
             make(hf + "self_attn.v_proj.bias", gguf + "attn_v.bias", {kvWidth}, 0, 0.1);
         }
-        scaleRows(make(hf + "self_attn.o_proj.weight", gguf + "attn_output.weight",
-                       {hidden, queryWidth}, 0, 1.0 / std::sqrt(static_cast<double>(queryWidth))));
-        shrinkEntries(make(hf + "post_attention_layernorm.weight", gguf + "ffn_norm.weight",
-                           {hidden}, 1.0, 0.1));
+        if (config.qkNorm) {
+            make(hf + "self_attn.q_norm.weight", gguf + "attn_q_norm.weight", {spec.headDim}, 1.0,
+                 0.1, Outliers::None, true);
+            make(hf + "self_attn.k_norm.weight", gguf + "attn_k_norm.weight", {spec.headDim}, 1.0,
+                 0.1, Outliers::None, true);
+        }
+        make(hf + "self_attn.o_proj.weight", gguf + "attn_output.weight", {hidden, queryWidth}, 0,
+             1.0 / std::sqrt(static_cast<double>(queryWidth)), Outliers::Rows);
+        if (gemma) {
+            // Gemma's post_attention_layernorm follows the attention; the FFN has a norm
+            // before (pre_feedforward) and after (post_feedforward).
+            make(hf + "post_attention_layernorm.weight", gguf + "post_attention_norm.weight",
+                 {hidden}, 1.0, 0.1, Outliers::None, true);
+            make(hf + "pre_feedforward_layernorm.weight", gguf + "ffn_norm.weight", {hidden}, 1.0,
+                 0.1, Outliers::ShrinkEntries, true);
+            make(hf + "post_feedforward_layernorm.weight", gguf + "post_ffw_norm.weight", {hidden},
+                 1.0, 0.1, Outliers::None, true);
+        } else {
+            make(hf + "post_attention_layernorm.weight", gguf + "ffn_norm.weight", {hidden}, 1.0,
+                 0.1, Outliers::ShrinkEntries, true);
+        }
         make(hf + "mlp.gate_proj.weight", gguf + "ffn_gate.weight", {ffn, hidden}, 0, inputScale);
         make(hf + "mlp.up_proj.weight", gguf + "ffn_up.weight", {ffn, hidden}, 0, inputScale);
-        scaleRows(make(hf + "mlp.down_proj.weight", gguf + "ffn_down.weight", {hidden, ffn}, 0,
-                       1.0 / std::sqrt(static_cast<double>(ffn))));
+        make(hf + "mlp.down_proj.weight", gguf + "ffn_down.weight", {hidden, ffn}, 0,
+             1.0 / std::sqrt(static_cast<double>(ffn)), Outliers::Rows);
     }
     return tensors;
+}
+
+// The values of one tensor (its stream depends only on the seed and its GGUF name), with the
+// outliers planted. Norm weights are the multiplier the model applies (1 + w for gemma).
+std::vector<float> valuesOf(const SyntheticModelSpec& spec, const SyntheticTensor& tensor) {
+    std::uint64_t count = 1;
+    for (auto dim : tensor.rowsCols) count *= dim;
+    std::vector<float> values =
+        normalValues(spec.seed, tensor.ggufName, count, tensor.mean, tensor.deviation);
+    const float scale = spec.outlierScale;
+    const std::uint64_t cols = tensor.matrix() ? tensor.rowsCols[1] : 1;
+    switch (tensor.outliers) {
+    case Outliers::None:
+        break;
+    case Outliers::Columns:
+        for (std::uint64_t row = 0; row < tensor.rowsCols[0]; ++row)
+            for (std::uint32_t dim : spec.outlierDims) values[row * cols + dim] *= scale;
+        break;
+    case Outliers::Rows:
+        for (std::uint32_t dim : spec.outlierDims)
+            for (std::uint64_t col = 0; col < cols; ++col) values[dim * cols + col] *= scale;
+        break;
+    case Outliers::ShrinkEntries:
+        for (std::uint32_t dim : spec.outlierDims) values[dim] /= scale;
+        break;
+    }
+    return values;
+}
+
+// Gemma's HF norms hold w, the model multiplies by 1 + w; llama.cpp's converter stores 1 + w.
+// Both files are made from the HF value, so the loaders' 1 + w is the same float operation.
+std::vector<float> gemmaHfNorm(std::vector<float> multiplier) {
+    for (float& value : multiplier) value = value - 1.0f;
+    return multiplier;
 }
 
 // GGUF llama files rotate adjacent pairs, so conversion reorders each head's rows: row 2i
@@ -406,6 +302,67 @@ void writeText(const std::filesystem::path& path, const std::string& text) {
     if (!stream) throw ModelError(path.string(), "", std::nullopt, "cannot create file");
     stream << text;
     if (!stream) throw ModelError(path.string(), "", std::nullopt, "cannot write file");
+}
+
+// A file tensor made of several recipes' rows stacked (phi3's fused matrices), or one.
+struct FileTensor {
+    std::string name;
+    std::vector<const SyntheticTensor*> parts;
+};
+
+// The tensors as a file of `architecture` holds them, in order: phi3 fuses Q|K|V
+// (attn_qkv / qkv_proj) and gate|up (GGUF ffn_up with 2 x ffn rows / gate_up_proj).
+std::vector<FileTensor> fileTensors(const SyntheticModelSpec& spec,
+                                    const std::vector<SyntheticTensor>& tensors, bool gguf) {
+    std::vector<FileTensor> out;
+    const bool phi3 = spec.architecture == "phi3";
+    for (std::size_t i = 0; i < tensors.size(); ++i) {
+        const SyntheticTensor& tensor = tensors[i];
+        const std::string& name = gguf ? tensor.ggufName : tensor.hfName;
+        if (phi3 && tensor.ggufName.ends_with("attn_q.weight")) {
+            const std::string stem = name.substr(0, name.size() - (gguf ? 13 : 23));
+            out.push_back({stem + (gguf ? "attn_qkv.weight" : "self_attn.qkv_proj.weight"),
+                           {&tensors[i], &tensors[i + 1], &tensors[i + 2]}});
+            i += 2;
+        } else if (phi3 && tensor.ggufName.ends_with("ffn_gate.weight")) {
+            const std::string stem = name.substr(0, name.size() - (gguf ? 15 : 20));
+            out.push_back({stem + (gguf ? "ffn_up.weight" : "mlp.gate_up_proj.weight"),
+                           {&tensors[i], &tensors[i + 1]}});
+            ++i;
+        } else {
+            out.push_back({name, {&tensor}});
+        }
+    }
+    return out;
+}
+
+// The values of a file tensor in the file's layout.
+std::vector<float> fileValues(const SyntheticModelSpec& spec, const FileTensor& file, bool gguf) {
+    std::vector<float> values;
+    for (const SyntheticTensor* part : file.parts) {
+        std::vector<float> partValues = valuesOf(spec, *part);
+        const std::string& name = part->ggufName;
+        const bool query = name.ends_with("attn_q.weight") || name.ends_with("attn_q.bias");
+        const bool key = name.ends_with("attn_k.weight") || name.ends_with("attn_k.bias");
+        if (gguf && adjacentRopeInGguf(spec) && (query || key)) {
+            const std::uint64_t cols = part->matrix() ? part->rowsCols[1] : 1;
+            partValues = permuteForAdjacentRope(partValues, query ? spec.heads : spec.kvHeads,
+                                                spec.headDim, cols);
+        }
+        if (part->norm && spec.architecture == "gemma3") {
+            partValues = gemmaHfNorm(std::move(partValues));
+            if (gguf)
+                for (float& value : partValues) value = value + 1.0f;
+        }
+        values.insert(values.end(), partValues.begin(), partValues.end());
+    }
+    return values;
+}
+
+std::vector<std::uint64_t> fileRowsCols(const FileTensor& file) {
+    std::vector<std::uint64_t> rowsCols = file.parts.front()->rowsCols;
+    for (std::size_t i = 1; i < file.parts.size(); ++i) rowsCols[0] += file.parts[i]->rowsCols[0];
+    return rowsCols;
 }
 
 } // namespace
@@ -448,8 +405,25 @@ ModelConfig syntheticConfig(const SyntheticModelSpec& spec) {
     config.tiedEmbeddings = spec.tiedEmbeddings;
     config.qkvBias = spec.qkvBias || spec.architecture == "qwen2";
     // As the GGUF file describes it; the safetensors folder is split-half throughout.
-    config.ropePairing =
-        spec.architecture == "llama" ? RopePairing::Adjacent : RopePairing::SplitHalf;
+    config.ropePairing = adjacentRopeInGguf(spec) ? RopePairing::Adjacent : RopePairing::SplitHalf;
+    config.qkNorm = isArchitecture(spec, {"qwen3", "gemma3"});
+    if (spec.architecture == "smollm3")
+        for (std::uint32_t layer = 3; layer < spec.layers; layer += 4)
+            config.noRopeLayers.push_back(layer);
+    if (spec.architecture == "gemma3") {
+        config.postNorms = true;
+        config.activation = FfnActivation::GeluTanh;
+        config.embeddingScale = std::sqrt(static_cast<float>(spec.hiddenSize));
+        if (spec.slidingWindow > 0) {
+            config.slidingWindow = spec.slidingWindow;
+            config.ropeThetaWindow = spec.ropeThetaWindow;
+            const std::uint32_t period = spec.slidingWindowPattern;
+            for (std::uint32_t layer = 0; layer < spec.layers; ++layer)
+                config.layerSpans.push_back(period == 0 || layer % period < period - 1
+                                                ? AttentionSpan::Window
+                                                : AttentionSpan::Global);
+        }
+    }
     return config;
 }
 
@@ -465,7 +439,10 @@ void writeSyntheticGguf(const SyntheticModelSpec& spec, const std::filesystem::p
 
     GgufWriter writer;
     writer.set("general.architecture", spec.architecture);
-    writer.set("general.name", config.name);
+    // llama.cpp gives tokens of models whose lower-cased name holds "phi3" or "phi-3" special
+    // attributes by name ("</s>", which this vocabulary lacks): the phi3 fixture avoids both.
+    writer.set("general.name",
+               spec.architecture == "phi3" ? std::string("synthetic-phi 3") : config.name);
     writer.set(arch + "context_length", std::uint32_t{spec.contextLength});
     writer.set(arch + "embedding_length", std::uint32_t{spec.hiddenSize});
     writer.set(arch + "block_count", std::uint32_t{spec.layers});
@@ -478,6 +455,12 @@ void writeSyntheticGguf(const SyntheticModelSpec& spec, const std::filesystem::p
     writer.set(arch + "rope.freq_base", spec.ropeTheta);
     writer.set(arch + "attention.layer_norm_rms_epsilon", spec.rmsNormEps);
     writer.set(arch + "vocab_size", std::uint32_t{spec.vocabSize});
+    if (spec.architecture == "gemma3" && spec.slidingWindow > 0) {
+        writer.set(arch + "attention.sliding_window", std::uint32_t{spec.slidingWindow});
+        writer.set(arch + "attention.sliding_window_pattern",
+                   std::uint32_t{spec.slidingWindowPattern});
+        writer.set(arch + "rope.freq_base_swa", spec.ropeThetaWindow);
+    }
     writer.set("tokenizer.ggml.model", std::string("gpt2"));
     writer.set("tokenizer.ggml.pre", std::string("gpt-2"));
     writer.setStringArray("tokenizer.ggml.tokens", vocabulary.tokens);
@@ -488,29 +471,61 @@ void writeSyntheticGguf(const SyntheticModelSpec& spec, const std::filesystem::p
     writer.set("tokenizer.ggml.bos_token_id", static_cast<std::uint32_t>(vocabulary.bos));
     writer.set("tokenizer.ggml.eos_token_id", static_cast<std::uint32_t>(vocabulary.eos));
     writer.set("tokenizer.ggml.add_bos_token", false);
-    writer.set("tokenizer.chat_template", std::string(chatMlTemplate));
+    writer.set("tokenizer.chat_template", std::string(syntheticChatTemplate));
 
-    for (SyntheticTensor& tensor : buildWeights(spec)) {
-        const bool query =
-            tensor.ggufName.ends_with("attn_q.weight") || tensor.ggufName.ends_with("attn_q.bias");
-        const bool key =
-            tensor.ggufName.ends_with("attn_k.weight") || tensor.ggufName.ends_with("attn_k.bias");
-        if (spec.architecture == "llama" && (query || key)) {
-            const std::uint64_t cols = tensor.matrix() ? tensor.rowsCols[1] : 1;
-            tensor.values = permuteForAdjacentRope(tensor.values, query ? spec.heads : spec.kvHeads,
-                                                   spec.headDim, cols);
-        }
+    const auto tensors = std::make_shared<const std::vector<SyntheticTensor>>(buildWeights(spec));
+    for (const FileTensor& tensor : fileTensors(spec, *tensors, true)) {
+        const std::vector<std::uint64_t> rowsCols = fileRowsCols(tensor);
         // GGUF order: contiguous dimension first.
-        std::vector<std::uint64_t> shape(tensor.rowsCols.rbegin(), tensor.rowsCols.rend());
-        TensorType type = tensor.matrix() ? spec.weightType : TensorType::F32;
-        if (tensor.matrix() && spec.typeMix)
-            type = presetTensorType(*spec.typeMix, tensor.ggufName, tensor.rowsCols[1],
+        std::vector<std::uint64_t> shape(rowsCols.rbegin(), rowsCols.rend());
+        TensorType type = rowsCols.size() == 2 ? spec.weightType : TensorType::F32;
+        if (rowsCols.size() == 2 && spec.typeMix)
+            type = presetTensorType(*spec.typeMix, tensor.name, rowsCols[1],
                                     {spec.layers, spec.heads, spec.kvHeads, spec.tiedEmbeddings});
-        writer.addTensor(tensor.ggufName, type, std::move(shape),
-                         encodeValues(type, tensor.values));
+        writer.addTensorLater(tensor.name, type, std::move(shape), [&spec, tensor, type, tensors] {
+            return encodeValues(type, fileValues(spec, tensor, true));
+        });
     }
     writer.write(file);
 }
+
+namespace {
+
+const char* hfClassName(const std::string& architecture) {
+    if (architecture == "qwen2") return "Qwen2ForCausalLM";
+    if (architecture == "qwen3") return "Qwen3ForCausalLM";
+    if (architecture == "gemma3") return "Gemma3ForCausalLM";
+    if (architecture == "phi3") return "Phi3ForCausalLM";
+    if (architecture == "smollm3") return "SmolLM3ForCausalLM";
+    return "LlamaForCausalLM";
+}
+
+// The config.json fields that set each architecture apart, as transformers writes them.
+void addArchitectureFields(const SyntheticModelSpec& spec, const ModelConfig& config,
+                           nlohmann::ordered_json& json) {
+    if (spec.architecture == "qwen3") json["attention_bias"] = false;
+    if (spec.architecture == "smollm3") {
+        std::vector<int> ropeLayers(spec.layers, 1);
+        for (std::uint32_t layer : config.noRopeLayers) ropeLayers[layer] = 0;
+        json["no_rope_layers"] = ropeLayers;
+        json["no_rope_layer_interval"] = 4;
+    }
+    if (spec.architecture == "phi3") json["original_max_position_embeddings"] = spec.contextLength;
+    if (spec.architecture != "gemma3") return;
+    json["query_pre_attn_scalar"] = spec.headDim;
+    json["final_logit_softcapping"] = nullptr;
+    json["attn_logit_softcapping"] = nullptr;
+    json["rope_local_base_freq"] = static_cast<double>(spec.ropeThetaWindow);
+    if (spec.slidingWindow > 0) {
+        json["sliding_window"] = spec.slidingWindow;
+        std::vector<std::string> types;
+        for (std::uint32_t layer = 0; layer < spec.layers; ++layer)
+            types.push_back(config.windowed(layer) ? "sliding_attention" : "full_attention");
+        json["layer_types"] = types;
+    }
+}
+
+} // namespace
 
 void writeSyntheticSafetensors(const SyntheticModelSpec& spec,
                                const std::filesystem::path& folder) {
@@ -543,18 +558,20 @@ void writeSyntheticSafetensors(const SyntheticModelSpec& spec,
 
     SafetensorsWriter weights;
     weights.setMetadata("format", "pt");
-    for (const SyntheticTensor& tensor : buildWeights(spec)) {
-        const TensorType type = tensor.matrix() ? spec.weightType : TensorType::F32;
-        weights.addFloatTensor(tensor.hfName, type, tensor.rowsCols, tensor.values);
+    const std::vector<SyntheticTensor> tensors = buildWeights(spec);
+    for (const FileTensor& tensor : fileTensors(spec, tensors, false)) {
+        const std::vector<std::uint64_t> rowsCols = fileRowsCols(tensor);
+        const TensorType type = rowsCols.size() == 2 ? spec.weightType : TensorType::F32;
+        weights.addFloatTensor(tensor.name, type, rowsCols, fileValues(spec, tensor, false));
     }
     weights.write(folder / "model.safetensors");
 
     using Json = nlohmann::ordered_json;
-    const bool qwen = spec.architecture == "qwen2";
     Json configJson = {
-        {"architectures", {qwen ? "Qwen2ForCausalLM" : "LlamaForCausalLM"}},
-        {"model_type", spec.architecture},
-        {"hidden_act", "silu"},
+        {"architectures", {hfClassName(spec.architecture)}},
+        {"model_type", spec.architecture == "gemma3" ? "gemma3_text" : spec.architecture},
+        {spec.architecture == "gemma3" ? "hidden_activation" : "hidden_act",
+         spec.architecture == "gemma3" ? "gelu_pytorch_tanh" : "silu"},
         {"hidden_size", spec.hiddenSize},
         {"intermediate_size", spec.ffnSize},
         {"num_hidden_layers", spec.layers},
@@ -569,6 +586,7 @@ void writeSyntheticSafetensors(const SyntheticModelSpec& spec,
         {"tie_word_embeddings", spec.tiedEmbeddings},
         {"torch_dtype", dtypeName},
     };
+    addArchitectureFields(spec, config, configJson);
     writeText(folder / "config.json", configJson.dump(2) + "\n");
 
     const SyntheticVocabulary vocabulary = buildVocabulary(tokenizerTokens(spec));
@@ -615,7 +633,7 @@ void writeSyntheticSafetensors(const SyntheticModelSpec& spec,
         {"add_eos_token", false},
         {"bos_token", vocabulary.tokens[vocabulary.bos]},
         {"eos_token", vocabulary.tokens[vocabulary.eos]},
-        {"chat_template", chatMlTemplate},
+        {"chat_template", syntheticChatTemplate},
         {"clean_up_tokenization_spaces", false},
         {"model_max_length", spec.contextLength},
         {"tokenizer_class", "GPT2Tokenizer"},

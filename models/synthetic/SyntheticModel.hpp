@@ -14,7 +14,10 @@
 namespace inferscope::models {
 
 struct SyntheticModelSpec {
-    std::string architecture = "llama"; // "llama" (adjacent RoPE in GGUF) or "qwen2" (biases)
+    // "llama" (adjacent RoPE in GGUF), "qwen2" (q/k/v biases), "qwen3" (Q/K norm), "gemma3"
+    // (Q/K norm, post-norms, GeGLU, scaled embedding, sliding-window layers), "phi3" (fused
+    // Q|K|V and gate|up in the files) or "smollm3" (llama with NoPE every fourth layer).
+    std::string architecture = "llama";
     std::uint32_t layers = 2;
     std::uint32_t hiddenSize = 64;
     std::uint32_t heads = 4;
@@ -29,6 +32,11 @@ struct SyntheticModelSpec {
     std::uint32_t contextLength = 512;
     float ropeTheta = 10000.0f;
     float rmsNormEps = 1e-5f;
+    // gemma3: the local layers' window (0: every layer global), every slidingWindowPattern-th
+    // layer global (the others windowed), and the local layers' RoPE base.
+    std::uint32_t slidingWindow = 0;
+    std::uint32_t slidingWindowPattern = 6;
+    float ropeThetaWindow = 10000.0f;
     bool tiedEmbeddings = true;
     bool qkvBias = false;
     std::uint64_t seed = 1;
@@ -42,14 +50,18 @@ struct SyntheticModelSpec {
     std::optional<QuantPreset> typeMix;
 };
 
+// The configuration the GGUF file describes (the safetensors folder's differs only in RoPE
+// pairing, split-half, and for gemma3 in normWeightOffset, 1).
 ModelConfig syntheticConfig(const SyntheticModelSpec& spec);
 // The chapter's model in shape (Qwen2.5-0.5B: 24 layers, hidden 896, 14 query and 2 KV
 // heads of 64, FFN 4,864, 151,936 embedding rows, tied, Q/K/V biases, RoPE base 1e6) with
 // random weights of `type` and a 4,096-token BPE tokenizer padded to the full vocabulary.
 SyntheticModelSpec qwen25HalfBillionShape(TensorType type);
+// Writes tensor by tensor: memory stays at about the largest tensor (the embedding).
 void writeSyntheticGguf(const SyntheticModelSpec& spec, const std::filesystem::path& file);
-// Writes config.json, tokenizer.json and model.safetensors into folder (created).
-// Q/K rows are stored in HF order, so RoPE is split-half, as for real HF checkpoints.
+// Writes config.json, tokenizer.json and model.safetensors into folder (created), as
+// transformers saves the architecture: Q/K rows in HF order (split-half RoPE), gemma3's norms
+// as w where the GGUF holds 1 + w, phi3's Q|K|V and gate|up fused.
 void writeSyntheticSafetensors(const SyntheticModelSpec& spec, const std::filesystem::path& folder);
 
 } // namespace inferscope::models

@@ -49,7 +49,7 @@ private slots:
         // 2 (K,V) x 2 layers x 2 KV heads x 16 dims x 2 bytes; MHA doubles it (4 heads).
         QCOMPARE(tables[0]["rows"][0][4].get<std::int64_t>(), std::int64_t(256));
         QCOMPARE(tables[0]["rows"][0][6].get<std::int64_t>(), std::int64_t(512));
-        QCOMPARE(tables[1]["rows"].size(), std::size_t(5)); // the model + four presets
+        QCOMPARE(tables[1]["rows"].size(), std::size_t(9)); // the model + eight presets
         const auto mqa = runCli({"budget", "--variant", "mqa", "--no-detect"});
         QCOMPARE(mqa.status, 0);
         QVERIFY(contains(mqa.out, "MQA"));

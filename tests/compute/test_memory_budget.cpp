@@ -56,6 +56,44 @@ private slots:
         QCOMPARE(preset(presets, "Qwen2.5-0.5B").parameters, chapterModel().parameters);
     }
 
+    // Gemma 3's windowed layers keep 512 tokens: past that a token adds only the 3 global
+    // layers' bytes, and the budget counts it so; Qwen3 (no window) is the plain formula.
+    void windowedLayersStopGrowingInTheBudget() {
+        const auto presets = shippedModelPresets();
+        const auto& gemma = preset(presets, "Gemma-3-270M");
+        QCOMPARE(gemma.windowedLayers, 15u);
+        QCOMPARE(gemma.slidingWindow, 512u);
+        const std::uint64_t perLayer = 2 * 1 * 256 * 2; // K and V, 1 KV head of 256, fp16
+        QCOMPARE(kvBytesPerToken(gemma, 2.0), 18 * perLayer);
+        QCOMPARE(kvBytesForTokens(gemma, 2.0, 100), 18 * 100 * perLayer);
+        QCOMPARE(kvBytesForTokens(gemma, 2.0, 4096), (3 * 4096 + 15 * 512) * perLayer);
+        // 1 GiB for KV (no weights, no reserve): the window's 18 x 512 tokens, then 3 layers.
+        const std::uint64_t gib = 1ull << 30;
+        const auto s = solveBudget(gib, 0, gemma, 2.0, 0, 4096);
+        const std::int64_t expected =
+            512 + std::int64_t((gib - 18 * 512 * perLayer) / (3 * perLayer));
+        QCOMPARE(s.contextTokens, expected);
+        QCOMPARE(s.users, std::int64_t(gib / ((3 * 4096 + 15 * 512) * perLayer)));
+        // Without the window the same bytes hold 6x fewer tokens past the window.
+        ModelShape global = gemma;
+        global.windowedLayers = 0;
+        const auto plain = solveBudget(gib, 0, global, 2.0, 0, 4096);
+        QCOMPARE(plain.contextTokens, std::int64_t(gib / (18 * perLayer)));
+        QVERIFY(s.contextTokens > 5 * plain.contextTokens);
+
+        const auto& qwen = preset(presets, "Qwen3-0.6B");
+        QCOMPARE(kvBytesPerToken(qwen, 2.0), std::uint64_t(114688)); // 2 x 28 x 8 x 128 x 2
+        const auto q = solveBudget(gib, 0, qwen, 2.0, 0, 4096);
+        QCOMPARE(q.contextTokens, std::int64_t(gib / 114688));
+        expectRefused(R"({"presets": [{"name": "x", "layers": 2, "heads": 2, "kv_heads": 1,
+                         "head_dim": 8, "parameters": 10, "windowed_layers": 1}]})",
+                      "go together");
+        expectRefused(R"({"presets": [{"name": "x", "layers": 2, "heads": 2, "kv_heads": 1,
+                         "head_dim": 8, "parameters": 10, "windowed_layers": 3,
+                         "sliding_window": 4}]})",
+                      "exceeds");
+    }
+
     void budgetSolvesForTokensAndUsers() {
         // 7B at int8 on 16 GiB, fp16 KV: (17,179,869,184 - 7,241,732,096) / 131,072.
         const auto solution = solveBudget(16ull << 30, 7241732096ull, 131072, 0, 4096);

@@ -323,7 +323,7 @@ void TestHostileSafetensors::refusesBadConfig_data() {
     row("negative vocab", configWith("vocab_size", "-5"), "vocab_size", "integer");
     row("huge hidden size", configWith("hidden_size", "4294967296"), "hidden_size", "32-bit");
     row("unsupported model_type", configWith("model_type", "\"gpt2\""), "model_type",
-        "supported: llama, mistral, qwen2");
+        "supported: llama, mistral, qwen2, qwen3, gemma3, phi3, smollm3");
     row("unsupported architecture class", configWith("architectures", "[\"GPT2LMHeadModel\"]"),
         "architectures", "unsupported");
     row("contradicting architectures", configWith("architectures", "[\"Qwen2ForCausalLM\"]"),

@@ -75,7 +75,8 @@ private slots:
 
     void supportedArchitectureList() {
         const auto& names = supportedArchitectures();
-        QCOMPARE(names, (std::vector<std::string>{"llama", "mistral", "qwen2"}));
+        QCOMPARE(names, (std::vector<std::string>{"llama", "mistral", "qwen2", "qwen3", "gemma3",
+                                                  "phi3", "smollm3"}));
     }
 
     void validConfigsPass() {

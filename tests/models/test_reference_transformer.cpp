@@ -283,7 +283,7 @@ private slots:
         // llama3 with originalContext 64, low 1, high 4: wavelengths below 16 kept, above 64
         // divided by the factor 8, between blended. Pair wavelengths 2*pi*10^i: 6.3, 62.8, 628,
         // 6283.
-        c.ropeScaling = {RopeScalingType::Llama3, 8.0f, 1.0f, 4.0f, 64};
+        c.ropeScaling = {RopeScalingType::Llama3, 8.0f, 1.0f, 4.0f, 64, {}, 1.0f};
         const auto llama3 = ropeInverseFrequencies(c);
         QVERIFY(std::fabs(llama3[0] - base[0]) < 1e-7);
         const double wavelength1 = 2.0 * std::numbers::pi / base[1];

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
@@ -73,6 +74,14 @@ std::uint64_t kvBytesPerToken(const ModelShape& s, double bytesPerElement) {
         std::ceil(2.0 * s.layers * s.kvHeads * s.headDim * bytesPerElement));
 }
 
+std::uint64_t kvBytesForTokens(const ModelShape& s, double bytesPerElement, std::uint64_t tokens) {
+    const double perLayer = 2.0 * s.kvHeads * s.headDim * bytesPerElement;
+    const std::uint64_t windowTokens = std::min<std::uint64_t>(tokens, s.slidingWindow);
+    return static_cast<std::uint64_t>(
+        std::ceil(perLayer * (double(s.globalLayers()) * double(tokens) +
+                              double(s.windowedLayers) * double(windowTokens))));
+}
+
 std::uint64_t weightBytes(const ModelShape& s, double bytesPerWeight) {
     return static_cast<std::uint64_t>(std::ceil(double(s.parameters) * bytesPerWeight));
 }
@@ -91,6 +100,30 @@ BudgetSolution solveBudget(std::uint64_t deviceBytes, std::uint64_t weights,
     s.contextTokens =
         static_cast<std::int64_t>(std::floor(double(s.freeBytes) / double(kvPerToken)));
     s.users = s.contextTokens > 0 ? s.contextTokens / contextPerUser : 0;
+    return s;
+}
+
+BudgetSolution solveBudget(std::uint64_t deviceBytes, std::uint64_t weights,
+                           const ModelShape& shape, double kvBytesPerElement,
+                           std::uint64_t reserveBytes, std::uint32_t contextPerUser) {
+    BudgetSolution s = solveBudget(deviceBytes, weights, kvBytesPerToken(shape, kvBytesPerElement),
+                                   reserveBytes, contextPerUser);
+    if (shape.windowedLayers == 0 || s.freeBytes < 0) return s;
+    // Past the window a token adds only the global layers' bytes: the longest sequence is
+    // the window plus what the rest buys at that rate (no limit without global layers).
+    const std::uint64_t free = std::uint64_t(s.freeBytes);
+    const std::uint64_t atWindow = kvBytesForTokens(shape, kvBytesPerElement, shape.slidingWindow);
+    if (free >= atWindow) {
+        const double perGlobalToken =
+            2.0 * shape.kvHeads * shape.headDim * kvBytesPerElement * shape.globalLayers();
+        s.contextTokens =
+            perGlobalToken > 0
+                ? std::int64_t(shape.slidingWindow) +
+                      std::int64_t(std::floor(double(free - atWindow) / perGlobalToken))
+                : std::numeric_limits<std::int64_t>::max();
+    }
+    const std::uint64_t perUser = kvBytesForTokens(shape, kvBytesPerElement, contextPerUser);
+    s.users = perUser ? std::int64_t(free / perUser) : 0;
     return s;
 }
 
@@ -117,7 +150,8 @@ std::vector<ModelShape> parseModelPresets(const std::string& text, const std::st
             where += " (\"" + entry["name"].get<std::string>() + "\")";
         for (const auto& [key, value] : entry.items()) {
             static const std::vector<std::string> known = {
-                "name", "layers", "heads", "kv_heads", "head_dim", "parameters", "note"};
+                "name",       "layers",          "heads",          "kv_heads", "head_dim",
+                "parameters", "windowed_layers", "sliding_window", "note"};
             if (std::find(known.begin(), known.end(), key) == known.end())
                 fail(where, "unknown field \"" + key + "\"");
         }
@@ -140,6 +174,13 @@ std::vector<ModelShape> parseModelPresets(const std::string& text, const std::st
         s.kvHeads = std::uint32_t(positive("kv_heads", 4096));
         s.headDim = std::uint32_t(positive("head_dim", 4096));
         s.parameters = positive("parameters", 100'000'000'000'000ull);
+        if (entry.contains("windowed_layers") != entry.contains("sliding_window"))
+            fail(where, "\"windowed_layers\" and \"sliding_window\" go together");
+        if (entry.contains("windowed_layers")) {
+            s.windowedLayers = std::uint32_t(positive("windowed_layers", 4096));
+            s.slidingWindow = std::uint32_t(positive("sliding_window", 1u << 24));
+            if (s.windowedLayers > s.layers) fail(where, "\"windowed_layers\" exceeds \"layers\"");
+        }
         if (s.kvHeads > s.heads || s.heads % s.kvHeads != 0)
             fail(where, "\"heads\" (" + std::to_string(s.heads) +
                             ") must be a multiple of \"kv_heads\" (" + std::to_string(s.kvHeads) +
@@ -177,6 +218,8 @@ ModelShape shapeOf(const models::ModelConfig& c, std::uint64_t parameters,
     s.headDim = c.headDim;
     s.parameters = parameters;
     s.loaded = true;
+    s.windowedLayers = c.windowedLayers();
+    s.slidingWindow = c.windowedLayers() ? c.slidingWindow : 0;
     return s;
 }
 
@@ -213,6 +256,16 @@ std::vector<Table> memoryBudgetTables(const std::vector<ModelShape>& shapes, con
     }
     perToken.notes.push_back("The cache depends only on the total of resident tokens: 32 users "
                              "x 2,048 tokens and 128 x 512 hold the same bytes.");
+    for (const auto& s : shapes)
+        if (s.windowedLayers)
+            perToken.notes.push_back(
+                s.name + ": " + std::to_string(s.windowedLayers) + " of " +
+                std::to_string(s.layers) + " layers keep only the last " +
+                groupThousands(s.slidingWindow) +
+                " tokens (sliding window): past that a token adds " +
+                groupThousands(std::int64_t(std::ceil(2.0 * s.kvHeads * s.headDim *
+                                                      kv.bytesPerElement * s.globalLayers()))) +
+                " bytes, not the per-token figure above, and the budget counts it so.");
     tables.push_back(std::move(perToken));
 
     std::vector<std::pair<std::string, std::uint64_t>> devices;
@@ -244,9 +297,9 @@ std::vector<Table> memoryBudgetTables(const std::vector<ModelShape>& shapes, con
         for (const auto& base : shapes) {
             const auto s = withVariant(base, q.variant);
             for (const auto& p : precisions) {
-                const auto solution = solveBudget(deviceBytes, weightBytes(s, p.bytesPerElement),
-                                                  kvBytesPerToken(s, kv.bytesPerElement),
-                                                  q.reserveBytes, q.contextPerUser);
+                const auto solution =
+                    solveBudget(deviceBytes, weightBytes(s, p.bytesPerElement), s,
+                                kv.bytesPerElement, q.reserveBytes, q.contextPerUser);
                 t.addRow({s.name, p.name, attentionKind(s), std::int64_t(solution.weightBytes),
                           std::int64_t(solution.kvBytesPerToken), solution.freeBytes,
                           solution.contextTokens, solution.users,

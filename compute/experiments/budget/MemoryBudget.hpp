@@ -22,6 +22,11 @@ struct ModelShape {
     std::uint32_t headDim = 0;
     std::uint64_t parameters = 0;
     bool loaded = false; // the model loaded in the lab, not a preset
+    // Sliding-window layers (Gemma 3: five of six): they keep only the last slidingWindow
+    // tokens of KV, so past the window a token costs only the other layers' bytes.
+    std::uint32_t windowedLayers = 0;
+    std::uint32_t slidingWindow = 0;
+    std::uint32_t globalLayers() const { return layers - windowedLayers; }
 };
 
 // Which attention the KV cache is sized for: the model as built, full multi-head attention
@@ -43,7 +48,11 @@ struct BudgetPrecision {
 const std::vector<BudgetPrecision>& budgetPrecisions();        // fp16, int8, int4
 BudgetPrecision parseBudgetPrecision(const std::string& name); // throws std::invalid_argument
 
+// Every layer's KV bytes per token (the bytes a token adds while within every window).
 std::uint64_t kvBytesPerToken(const ModelShape& shape, double bytesPerElement);
+// KV bytes of one sequence of `tokens` tokens: windowed layers stop at their window.
+std::uint64_t kvBytesForTokens(const ModelShape& shape, double bytesPerElement,
+                               std::uint64_t tokens);
 std::uint64_t weightBytes(const ModelShape& shape, double bytesPerWeight);
 
 // One solved row. freeBytes < 0: the weights alone do not fit.
@@ -59,9 +68,16 @@ struct BudgetSolution {
 BudgetSolution solveBudget(std::uint64_t deviceBytes, std::uint64_t weightBytes,
                            std::uint64_t kvBytesPerToken, std::uint64_t reserveBytes,
                            std::uint32_t contextPerUser);
+// The same for a shape that may have sliding-window layers: context tokens = the longest
+// single sequence whose KV fits (windowed layers capped at the window), users = how many
+// sequences of contextPerUser tokens fit. Without windowed layers it equals the above.
+BudgetSolution solveBudget(std::uint64_t deviceBytes, std::uint64_t weightBytes,
+                           const ModelShape& shape, double kvBytesPerElement,
+                           std::uint64_t reserveBytes, std::uint32_t contextPerUser);
 
 // The presets shipped in resources/model-presets.json or a user's file of the same form:
-// {"presets": [{"name", "layers", "heads", "kv_heads", "head_dim", "parameters"}, ...]}.
+// {"presets": [{"name", "layers", "heads", "kv_heads", "head_dim", "parameters"}, ...]},
+// and where the model has sliding-window layers "windowed_layers" and "sliding_window".
 // A bad file or entry throws std::invalid_argument naming the file, the entry and the field.
 std::vector<ModelShape> loadModelPresets(const std::filesystem::path& path);
 std::vector<ModelShape> parseModelPresets(const std::string& json, const std::string& source);

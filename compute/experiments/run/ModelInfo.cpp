@@ -1,5 +1,6 @@
 #include "compute/experiments/run/ModelInfo.hpp"
 
+#include <cstdio>
 #include <map>
 
 namespace inferscope::compute::experiments {
@@ -17,8 +18,16 @@ const char* scalingName(models::RopeScalingType type) {
         return "linear";
     case models::RopeScalingType::Llama3:
         return "llama3";
+    case models::RopeScalingType::LongRope:
+        return "LongRope (short factors)";
     }
     return "?";
+}
+
+std::string number(double value) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%g", value);
+    return text;
 }
 } // namespace
 
@@ -51,6 +60,20 @@ Table modelInfo(const models::LoadedModel& model) {
     row("RMSNorm epsilon", static_cast<double>(c.rmsNormEps));
     row("tied embeddings", c.tiedEmbeddings ? "yes" : "no");
     row("q/k/v biases", c.qkvBias ? "yes" : "no");
+    row("Q/K norm", c.qkNorm ? "yes (per head, before RoPE)" : "no");
+    row("post-norms", c.postNorms ? "yes (attention and FFN outputs)" : "no");
+    row("FFN",
+        c.activation == models::FfnActivation::GeluTanh ? "GeGLU (GELU, tanh)" : "SwiGLU (SiLU)");
+    if (c.embeddingScale != 1.0f) row("embedding scale", static_cast<double>(c.embeddingScale));
+    row("attention scale", static_cast<double>(c.attentionScaleValue()));
+    if (c.windowedLayers() > 0)
+        row("sliding window", std::to_string(c.slidingWindow) + " positions on " +
+                                  std::to_string(c.windowedLayers()) + " of " +
+                                  std::to_string(c.layers) + " layers (RoPE theta " +
+                                  number(c.ropeThetaWindow) + "); " +
+                                  std::to_string(c.globalLayers()) + " global");
+    if (!c.noRopeLayers.empty())
+        row("layers without RoPE", static_cast<std::int64_t>(c.noRopeLayers.size()));
     row("file bytes", static_cast<std::int64_t>(model.fileBytes));
     t.columns[1].precision = -1;
     return t;
@@ -101,10 +124,34 @@ Table kvCacheBytes(const models::ModelConfig& c) {
         const char* name;
         std::uint32_t bytes;
     };
+    // Sliding-window layers stop growing at the window: the bytes of 1,000 tokens (and of
+    // any length) follow kvCacheBytes, the split of global and windowed layers.
+    const bool windowed = c.windowedLayers() > 0;
+    if (windowed)
+        t.addColumn("global layers per token", "bytes")
+            .addColumn("windowed layers, at most", "bytes");
     for (Element e : {Element{"fp32", 4}, Element{"fp16", 2}, Element{"int8", 1}}) {
         auto perToken = static_cast<std::int64_t>(c.kvBytesPerToken(e.bytes));
-        t.addRow({std::string(e.name), perToken, perToken * 1000});
+        const auto perThousand = static_cast<std::int64_t>(c.kvCacheBytes(1000, e.bytes));
+        if (!windowed) {
+            t.addRow({std::string(e.name), perToken, perThousand});
+            continue;
+        }
+        const auto perLayer = static_cast<std::int64_t>(c.kvBytesPerTokenPerLayer(e.bytes));
+        t.addRow({std::string(e.name), perToken, perThousand,
+                  perLayer * static_cast<std::int64_t>(c.globalLayers()),
+                  perLayer * static_cast<std::int64_t>(c.windowedLayers()) *
+                      static_cast<std::int64_t>(c.slidingWindow)});
     }
+    if (windowed)
+        t.notes.push_back(
+            std::to_string(c.windowedLayers()) + " of " + std::to_string(c.layers) +
+            " layers attend to the last " + std::to_string(c.slidingWindow) +
+            " positions only, so their KV stops growing there: bytes per token is every "
+            "layer's until the window fills, then only the " +
+            std::to_string(c.globalLayers()) + " global layers' (fp16 at 8,192 tokens: " +
+            groupThousands(static_cast<std::int64_t>(c.kvCacheBytes(8192))) + " bytes, not " +
+            groupThousands(static_cast<std::int64_t>(8192 * c.kvBytesPerToken())) + ").");
     if (c.kvHeads != c.heads) {
         models::ModelConfig mha = c;
         mha.kvHeads = c.heads;
