@@ -13,6 +13,8 @@
 //    reductions are not).
 // The optional RMSNorm prologue is folded in: x is multiplied by the norm weight on the fly
 // and the sum of squares accumulates in the same loop; the scale applies at the end.
+// Per-format inner loops of the broadcast path: WEIGHT_NIBBLES and WEIGHT_BYTES below, and
+// WEIGHT_PLANES (the GGUF types of compute/formats/GgmlPlanes.hpp) in matvec_planes.glsl.
 layout(constant_id = 2) const uint SLOTS = 2;  // rows per lane (row layout) or per workgroup
 layout(constant_id = 3) const uint TOKENS = 1; // input rows per workgroup
 layout(constant_id = 4) const bool NORM = false;
@@ -134,7 +136,7 @@ void loadPairScales(uint i0, uint wBase[SLOTS], bool fetchScales) {
             scaleTexels[s] = weightWords4(scaleWordIndex(wBase[s] + i0 * 4) & ~3u);
     }
 #endif
-#ifdef LANE_SCALE_LAYOUT
+#if defined(LANE_SCALE_LAYOUT) && !defined(WEIGHT_PLANES)
     if (LANE_SCALES && WG == 8 && SLOTS == 8) {
 #ifdef LANE_SCALE_WORDS
         // One (d, m) word per slot and chunk of 32 columns: two texels per lane and chunk.
@@ -166,6 +168,10 @@ void loadPairScales(uint i0, uint wBase[SLOTS], bool fetchScales) {
     }
 #endif
 }
+
+#ifdef WEIGHT_PLANES
+#include "matvec_planes.glsl"
+#endif
 
 #ifdef WEIGHT_NIBBLES
 // One chunk of 32 columns (8 lanes x 4) of every slot's row with 8-bit activations.
@@ -237,6 +243,12 @@ void broadcastChunk(uint i0, uint wBase[SLOTS], uint cBase[SLOTS], uint xBase[TO
             xs[c] *= nw;
         }
     }
+#ifdef WEIGHT_PLANES
+    if (WG == 8) {
+        planesChunk(i0, xs, wBase, cBase);
+        return;
+    }
+#endif
 #ifdef WEIGHT_NIBBLES
     if (WEIGHT_BLOCK % (WG * 4) == 0 && WG % 2 == 0) {
         // 4-bit codes, a chunk inside one block: each word is loaded once and unpacked

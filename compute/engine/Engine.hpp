@@ -30,6 +30,8 @@
 
 namespace inferscope::compute {
 
+struct MatrixSection; // compute/formats/GpuWeightPacking.hpp
+
 struct ProbeOptions {
     bool kernelTimings = false; // timestamp after every dispatch (serializes: a mode)
     bool residualMax = false;   // per-layer, per-dimension max |h|, reduced on the GPU
@@ -249,14 +251,19 @@ private:
     // One matrix from its (stacked) source tensors, in row chunks within matrixChunkLimit():
     // chunks hold a multiple of rowGranule rows (whole heads for Q|K|V); gateUpPairs splits
     // a gate|up matrix by output row, each chunk holding its gate rows and then its up rows.
-    // laneOrder: the slot order of the kernel that reads the matrix, for the lane-scale copy
-    // of the int4 group formats and q4_1 where the kernels read one
+    // As stored, parts stored in types of different formats are sections of their own chunks
+    // (planMatrixSections). laneOrder: the slot order of the kernel that reads the matrix, for
+    // the lane-scale copy of the formats that take one where the kernels read one
     // (KernelTuning::readsLaneScales).
     RowChunkedMatrix uploadFused(const std::vector<std::string>& names, std::uint32_t cols,
                                  std::uint32_t expectedRows, WeightFormat format,
                                  const std::string& label, std::uint32_t rowGranule = 1,
                                  bool gateUpPairs = false,
                                  LaneScaleOrder laneOrder = {SlotRowOrder::Plain});
+    // The chunks of one section of a matrix (its parts `names`), appended to `matrix`.
+    void uploadSection(RowChunkedMatrix& matrix, const MatrixSection& section,
+                       const std::vector<std::string>& names, const std::string& label,
+                       bool gateUpPairs, const LaneScaleOrder& laneOrder);
     std::uint64_t matrixChunkLimit() const;
     // One matvec dispatch per row chunk of `matrix`.
     void matvecChunks(CommandRecorder& recorder, const RowChunkedMatrix& matrix, MatvecArgs args,

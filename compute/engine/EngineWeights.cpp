@@ -23,55 +23,82 @@ RowChunkedMatrix Engine::uploadFused(const std::vector<std::string>& names, std:
                                      std::uint32_t expectedRows, WeightFormat format,
                                      const std::string& label, std::uint32_t rowGranule,
                                      bool gateUpPairs, LaneScaleOrder laneOrder) {
-    const auto chosen = resolvedFormat(names, format);
-    const bool blockFormat = chosen == WeightFormat::Q4_0 || chosen == WeightFormat::Q4_1 ||
-                             chosen == WeightFormat::Q8_0;
-    std::vector<std::vector<float>> owned(names.size());
-    std::vector<MatrixPart> parts;
+    std::vector<std::uint32_t> partRows;
     std::uint32_t rows = 0;
-    for (std::size_t i = 0; i < names.size(); ++i) {
-        const auto* stored = store_ ? store_->find(names[i]) : nullptr;
-        MatrixPart part;
+    for (const auto& name : names) {
         std::uint64_t elements = 0;
-        if (blockFormat && stored && formatReadsStoredType(chosen, stored->type)) {
-            part.stored = stored; // the file's own codes and scales
+        if (store_) {
+            const auto* stored = store_->find(name);
+            if (!stored) throw ComputeError("weight '" + name + "' is missing");
             elements = stored->elements();
-        } else if (store_) {
-            owned[i] = store_->dequantized(names[i]);
-            part.values = owned[i];
-            elements = part.values.size();
         } else {
-            auto found = hostWeights_->find(names[i]);
+            auto found = hostWeights_->find(name);
             if (found == hostWeights_->end())
-                throw ComputeError("weight '" + names[i] + "' is missing");
-            part.values = found->second;
-            elements = part.values.size();
+                throw ComputeError("weight '" + name + "' is missing");
+            elements = found->second.size();
         }
         if (elements % cols != 0)
-            throw ComputeError("weight '" + names[i] + "' has " + std::to_string(elements) +
+            throw ComputeError("weight '" + name + "' has " + std::to_string(elements) +
                                " values, not rows of " + std::to_string(cols));
-        part.rows = std::uint32_t(elements / cols);
-        rows += part.rows;
-        parts.push_back(part);
+        partRows.push_back(std::uint32_t(elements / cols));
+        rows += partRows.back();
     }
     if (rows != expectedRows)
         throw ComputeError("weight '" + names.front() + "' has " +
                            std::to_string(std::uint64_t(rows) * cols) + " values, expected " +
                            std::to_string(std::uint64_t(expectedRows) * cols));
-
+    const auto sections = planMatrixSections(store_.get(), names, partRows, format, cols,
+                                             matrixChunkLimit(), rowGranule, gateUpPairs, label);
     RowChunkedMatrix matrix;
-    matrix.format = chosen;
+    matrix.format = sections.front().format;
     matrix.rows = rows;
     matrix.cols = cols;
-    const auto ranges =
-        planMatrixChunks(chosen, rows, cols, matrixChunkLimit(), rowGranule, gateUpPairs, label);
+    for (const auto& section : sections) {
+        std::vector<std::string> sectionNames;
+        for (auto index : section.parts) sectionNames.push_back(names[index]);
+        uploadSection(matrix, section, sectionNames, label + (sections.size() > 1 ? " part" : ""),
+                      gateUpPairs, laneOrder);
+    }
+    return matrix;
+}
+
+void Engine::uploadSection(RowChunkedMatrix& matrix, const MatrixSection& section,
+                           const std::vector<std::string>& names, const std::string& label,
+                           bool gateUpPairs, const LaneScaleOrder& laneOrder) {
+    const auto chosen = section.format;
+    const std::uint32_t cols = matrix.cols;
+    const bool blockFormat = weightFormatInfo(chosen).packer == WeightPacker::GgmlBlocks;
+    std::vector<std::vector<float>> owned(names.size());
+    std::vector<MatrixPart> parts;
+    for (std::size_t i = 0; i < names.size(); ++i) {
+        const auto* stored = store_ ? store_->find(names[i]) : nullptr;
+        MatrixPart part;
+        if (blockFormat && stored && formatReadsStoredType(chosen, stored->type)) {
+            part.stored = stored; // the file's own codes and scales
+        } else if (store_) {
+            owned[i] = store_->dequantized(names[i]);
+            part.values = owned[i];
+        } else {
+            part.values = hostWeights_->find(names[i])->second;
+        }
+        part.rows = std::uint32_t((stored ? stored->elements() : part.values.size()) / cols);
+        parts.push_back(part);
+    }
+    const auto& ranges = section.chunks;
+    const std::uint32_t rows = section.rows;
     // Output rows: a gate|up chunk of n outputs holds 2n stored rows.
     const std::uint32_t outputRows = gateUpPairs ? rows / 2 : rows;
     const std::uint32_t rowsPerOutput = gateUpPairs ? 2 : 1;
-    auto chunkLabel = [&](const RowRange& range, bool whole) {
+    const bool whole = ranges.size() == 1 && section.firstRow == 0 && section.rows == matrix.rows;
+    auto chunkLabel = [&](const RowRange& range) {
+        const std::uint32_t first = section.firstRow + range.first;
         return whole ? label
-                     : label + " rows " + std::to_string(range.first) + "-" +
-                           std::to_string(range.first + range.count - 1);
+                     : label + " rows " + std::to_string(first) + "-" +
+                           std::to_string(first + range.count - 1);
+    };
+    auto keepChunk = [&](DeviceMatrix chunk, const RowRange& range) {
+        matrix.chunks.push_back(std::move(chunk));
+        matrix.firstRows.push_back(section.firstRow + range.first);
     };
     const auto packer = weightFormatInfo(chosen).packer;
     if (packer == WeightPacker::Float32 || packer == WeightPacker::Float16) {
@@ -90,7 +117,7 @@ RowChunkedMatrix Engine::uploadFused(const std::vector<std::string>& names, std:
                                       std::uint64_t(range.count) * cols);
             };
             std::vector<float> pair;
-            std::span<const float> chunk = values; // one chunk: the whole matrix
+            std::span<const float> chunk = values; // one chunk: the whole section
             if (ranges.size() > 1) {
                 chunk = rowsOf(range.first);
                 if (gateUpPairs) {
@@ -100,12 +127,11 @@ RowChunkedMatrix Engine::uploadFused(const std::vector<std::string>& names, std:
                     chunk = pair;
                 }
             }
-            matrix.chunks.push_back(uploadMatrix(*context_, chunk, range.count * rowsPerOutput,
-                                                 cols, chosen,
-                                                 chunkLabel(range, ranges.size() == 1)));
-            matrix.firstRows.push_back(range.first);
+            keepChunk(uploadMatrix(*context_, chunk, range.count * rowsPerOutput, cols, chosen,
+                                   chunkLabel(range)),
+                      range);
         }
-        return matrix;
+        return;
     }
     const auto packed = packForGpu(chosen, parts, cols);
     // The lane-scale copy where the kernels read one and the chunk still fits a binding.
@@ -116,17 +142,14 @@ RowChunkedMatrix Engine::uploadFused(const std::vector<std::string>& names, std:
         return uploadPacked(*context_, chunk, chunkName, std::nullopt, copy ? &laneOrder : nullptr);
     };
     if (ranges.size() == 1) {
-        matrix.chunks.push_back(upload(packed, label));
-        matrix.firstRows.push_back(0);
-        return matrix;
+        keepChunk(upload(packed, chunkLabel(ranges[0])), ranges[0]);
+        return;
     }
     for (const auto& range : ranges) {
         std::vector<RowRange> stacked{range};
         if (gateUpPairs) stacked.push_back({outputRows + range.first, range.count});
-        matrix.chunks.push_back(upload(stackPackedRows(packed, stacked), chunkLabel(range, false)));
-        matrix.firstRows.push_back(range.first);
+        keepChunk(upload(stackPackedRows(packed, stacked), chunkLabel(range)), range);
     }
-    return matrix;
 }
 
 void Engine::uploadMatrices() {
@@ -145,10 +168,29 @@ void Engine::uploadMatrices() {
     b.outputHead = {};
     matrixInfo_.clear();
     std::uint64_t bytes = 0;
+    // One entry per matrix, or per section where a fused matrix's parts take different
+    // formats (its chunks of one format are consecutive).
     auto keep = [&](RowChunkedMatrix matrix, const std::string& name) {
-        matrixInfo_.push_back({name, matrix.format, std::uint64_t(matrix.rows) * matrix.cols,
-                               matrix.bytes(), matrix.bytesRead(), matrix.chunkCount(),
-                               !matrix.empty() && kernels_->roundsActivations(matrix.chunks[0])});
+        const std::uint32_t chunks = matrix.chunkCount();
+        for (std::uint32_t first = 0, end = 0; first < chunks; first = end) {
+            const auto sectionFormat = matrix.chunks[first].format;
+            WeightMatrixInfo info{
+                name, sectionFormat, 0, 0, 0, 0, kernels_->roundsActivations(matrix.chunks[first])};
+            for (end = first; end < chunks && matrix.chunks[end].format == sectionFormat; ++end) {
+                const auto& chunk = matrix.chunks[end];
+                info.parameters += std::uint64_t(chunk.rows) * chunk.cols;
+                info.bytes += chunk.bytes();
+                info.bytesRead += chunk.bytesRead();
+                ++info.chunks;
+            }
+            if (first != 0 || end != chunks) {
+                const std::uint32_t firstRow = matrix.firstRows[first];
+                const std::uint32_t lastRow = end < chunks ? matrix.firstRows[end] : matrix.rows;
+                info.name +=
+                    " rows " + std::to_string(firstRow) + "-" + std::to_string(lastRow - 1);
+            }
+            matrixInfo_.push_back(info);
+        }
         bytes += matrix.bytes();
         return matrix;
     };

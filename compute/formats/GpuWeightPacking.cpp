@@ -1,6 +1,7 @@
 #include "compute/formats/GpuWeightPacking.hpp"
 
 #include "compute/formats/DeviceCodeLayout.hpp"
+#include "compute/formats/GgmlPlanes.hpp"
 #include "compute/formats/LaneScaleLayout.hpp"
 
 #include "models/formats/TensorType.hpp"
@@ -121,6 +122,10 @@ void packLab(const models::QuantSchemeSpec& spec, WeightFormat format,
 }
 
 void packGgml(models::TensorType type, std::span<const MatrixPart> parts, GpuPackedMatrix& out) {
+    if (planeLayout(type)) {
+        packPlanes(type, parts, out);
+        return;
+    }
     const std::uint64_t cols = out.cols, stride = out.stride;
     const bool eightBit = type == models::TensorType::Q8_0;
     const auto size = packedMatrixSize(out.format, out.rows, out.cols);
@@ -217,6 +222,7 @@ std::vector<std::uint32_t> packPlainRows(WeightFormat format, std::span<const fl
     if (packer != WeightPacker::Float32 && packer != WeightPacker::Float16)
         throw ComputeError("packPlainRows: " + std::string(weightFormatName(format)) +
                            " is not a plain float format");
+    const bool bfloat = format == WeightFormat::BF16;
     const std::uint64_t rows = cols ? values.size() / cols : 0;
     const std::uint64_t rowWords = plainRowWords(format, cols);
     std::vector<std::uint32_t> words(rows * rowWords, 0u);
@@ -227,7 +233,9 @@ std::vector<std::uint32_t> packPlainRows(WeightFormat format, std::span<const fl
             std::memcpy(words.data() + r * rowWords, source, std::size_t(cols) * 4);
         } else {
             for (std::uint64_t c = 0; c < cols; ++c)
-                writer.setHalf(r * rowWords, c, models::floatToHalf(source[c]));
+                writer.setHalf(r * rowWords, c,
+                               bfloat ? models::floatToBf16(source[c])
+                                      : models::floatToHalf(source[c]));
         }
     }
     return words;
@@ -244,7 +252,7 @@ bool formatReadsStoredType(WeightFormat format, models::TensorType type) {
 WeightFormat formatForStoredType(models::TensorType type) {
     for (const auto& info : weightFormatTable())
         if (info.storedType == type) return info.format;
-    return WeightFormat::F16; // BF16 and K-quants, which no kernel reads yet
+    throw ComputeError("no GPU weight format reads " + std::string(models::tensorTypeName(type)));
 }
 
 GpuPackedMatrix packForGpu(WeightFormat format, std::span<const MatrixPart> parts,
@@ -282,8 +290,8 @@ GpuPackedMatrix packForGpu(WeightFormat format, std::span<const MatrixPart> part
 
 namespace {
 
-// Where a layout keeps its scales, for stackPackedRows.
-enum class ScaleLayout { None, HalfPerRow, HalfPerGroup, HalfPerBlock, WordPerBlock };
+// Where a layout keeps its scales, for stackPackedRows (Planes: compute/formats/GgmlPlanes.hpp).
+enum class ScaleLayout { None, HalfPerRow, HalfPerGroup, HalfPerBlock, WordPerBlock, Planes };
 struct PackedLayout {
     std::uint32_t codeBits = 32;
     ScaleLayout scales = ScaleLayout::None;
@@ -307,6 +315,8 @@ PackedLayout packedLayout(WeightFormat format) {
                 grouped ? info.labScheme->groupSize : 0u};
     }
     case WeightPacker::GgmlBlocks:
+        if (const auto planes = planeLayout(*info.storedType))
+            return {planes->codeBits, ScaleLayout::Planes, planes->group};
         switch (*info.storedType) {
         case models::TensorType::Q8_0:
             return {8, ScaleLayout::WordPerBlock, kGgmlBlock};
@@ -346,6 +356,11 @@ PackedMatrixSize packedMatrixSize(WeightFormat format, std::uint32_t rows, std::
     switch (layout.scales) {
     case ScaleLayout::None:
         return {0, codeWords};
+    case ScaleLayout::Planes: {
+        const auto sizes =
+            planeSizes(*planeLayout(*weightFormatInfo(format).storedType), rows, stride);
+        return {sizes.codeWords, sizes.total()};
+    }
     case ScaleLayout::HalfPerRow:
         scaleWords = (std::uint64_t(rows) + 1) / 2;
         break;
@@ -415,14 +430,68 @@ WeightFormat resolveWeightFormat(const models::WeightStore* store,
     return type ? formatForStoredType(*type) : WeightFormat::F16;
 }
 
+std::vector<MatrixSection> planMatrixSections(const models::WeightStore* store,
+                                              const std::vector<std::string>& names,
+                                              std::span<const std::uint32_t> partRows,
+                                              WeightFormat format, std::uint32_t cols,
+                                              std::uint64_t limitBytes, std::uint32_t rowGranule,
+                                              bool gateUpPairs, const std::string& what) {
+    if (partRows.size() != names.size())
+        throw ComputeError("planMatrixSections: " + std::to_string(names.size()) + " parts, " +
+                           std::to_string(partRows.size()) + " row counts");
+    std::vector<MatrixSection> sections;
+    auto whole = [&](WeightFormat chosen) {
+        MatrixSection section;
+        section.format = chosen;
+        for (std::size_t i = 0; i < names.size(); ++i) {
+            section.parts.push_back(i);
+            section.rows += partRows[i];
+        }
+        section.chunks =
+            planMatrixChunks(chosen, section.rows, cols, limitBytes, rowGranule, gateUpPairs, what);
+        return std::vector<MatrixSection>{section};
+    };
+    const auto common = resolveWeightFormat(store, names, format);
+    if (format != WeightFormat::AsStored || !store || names.size() < 2 ||
+        std::any_of(names.begin(), names.end(), [&](const auto& n) { return !store->find(n); }))
+        return whole(common);
+    const std::uint32_t granule = std::max(rowGranule, 1u);
+    for (std::size_t i = 0; i < names.size(); ++i) {
+        const auto partFormat = formatForStoredType(store->find(names[i])->type);
+        if (!sections.empty() && sections.back().format == partFormat) {
+            sections.back().parts.push_back(i);
+            sections.back().rows += partRows[i];
+            continue;
+        }
+        if (partRows[i] % granule != 0) return whole(WeightFormat::F16);
+        MatrixSection section;
+        section.format = partFormat;
+        section.parts.push_back(i);
+        section.rows = partRows[i];
+        section.firstRow = sections.empty() ? 0 : sections.back().firstRow + sections.back().rows;
+        sections.push_back(section);
+    }
+    if (sections.size() == 1) return whole(common);
+    if (gateUpPairs) return whole(WeightFormat::F16);
+    for (auto& section : sections)
+        section.chunks = planMatrixChunks(section.format, section.rows, cols, limitBytes,
+                                          rowGranule, false, what);
+    return sections;
+}
+
 std::uint32_t packedRowGranule(WeightFormat format, std::uint32_t cols) {
     const auto layout = packedLayout(format);
-    if (layout.scales != ScaleLayout::HalfPerGroup || cols == 0) return 1;
+    if ((layout.scales != ScaleLayout::HalfPerGroup && layout.scales != ScaleLayout::Planes) ||
+        cols == 0)
+        return 1;
     return layout.group / std::gcd(cols, layout.group);
 }
 
 GpuPackedMatrix stackPackedRows(const GpuPackedMatrix& source, std::span<const RowRange> ranges) {
     const auto layout = packedLayout(source.format);
+    if (layout.scales == ScaleLayout::Planes)
+        return stackPlaneRows(source, *planeLayout(*weightFormatInfo(source.format).storedType),
+                              ranges);
     GpuPackedMatrix out;
     out.format = source.format;
     out.cols = source.cols;
@@ -563,7 +632,9 @@ std::vector<float> referenceDequantized(WeightFormat format, std::span<const flo
     std::vector<float> out(source.begin(), source.end());
     switch (info.packer) {
     case WeightPacker::Float16:
-        for (auto& v : out) v = models::halfToFloat(models::floatToHalf(v));
+        for (auto& v : out)
+            v = format == WeightFormat::BF16 ? models::bf16ToFloat(models::floatToBf16(v))
+                                             : models::halfToFloat(models::floatToHalf(v));
         break;
     case WeightPacker::GgmlBlocks:
         if (*type == models::TensorType::Q8_0) {

@@ -1,7 +1,9 @@
 #pragma once
 // GPU layouts of the quantization lab's schemes (models/WeightQuantizer) and of the GGUF
-// block types Q4_0 / Q4_1 / Q8_0, built from the same quantized codes the host packers
-// produce, so the host dequantizer and the shaders compute with exactly the same values.
+// block types, built from the same quantized codes the host packers produce (for GGUF types:
+// the file's own codes and scales), so the host dequantizer and the shaders compute with
+// exactly the same values. Q4_0 / Q4_1 / Q8_0 are laid out below; the other GGUF types in
+// the planes layout of compute/formats/GgmlPlanes.hpp; bf16 as f16's rows.
 //
 // Every layout is [codes][scales] in 32-bit words, zero-padded to a whole number of four-word
 // texels (the kernels read four words per fetch). The codes sit at the padded element index
@@ -18,7 +20,7 @@
 //   q4_0: one fp16 d per 32-element block of the padded row, two per word;
 //   q4_1: one word per block, d in the low half and m in the high half;
 //   q8_0: int8 codes, one f32 scale per 32-element block of the padded row;
-//   f32, f16: the values, rows padded with zeros (two halves per word).
+//   f32, f16, bf16: the values, rows padded with zeros (two halves per word).
 #include "compute/formats/RowChunkedMatrix.hpp"
 #include "compute/formats/WeightFormat.hpp"
 #include "models/WeightStore.hpp"
@@ -32,8 +34,8 @@
 namespace inferscope::compute {
 
 // One source tensor of a (possibly fused) matrix: `rows` rows of the matrix's columns, as
-// f32 values, or as the file's bytes (`stored`, used by Q4_0 / Q4_1 / Q8_0 when its type is
-// that format: the GPU then reads exactly the file's codes and scales).
+// f32 values, or as the file's bytes (`stored`, used by the GGUF block formats when its type
+// is the format's: the GPU then reads exactly the file's codes and scales).
 struct MatrixPart {
     std::span<const float> values; // may be empty when `stored` is set
     std::uint32_t rows = 0;
@@ -116,16 +118,40 @@ std::vector<float> referenceDequantized(WeightFormat format, std::span<const flo
 
 // Packed by the lab's quantizer (WeightPacker::LabScheme: the int8 / int4 / nf4 schemes).
 bool isLabScheme(WeightFormat format);
-// The GGUF type whose bytes a format reads as stored (Q4_0, Q4_1, Q8_0, F16, F32).
+// The GGUF type whose bytes a format reads as stored (every supported type has one).
 bool formatReadsStoredType(WeightFormat format, models::TensorType type);
-// The GPU format that keeps a stored type's own precision ("as stored"); F16 for types no
-// kernel reads (BF16, K-quants), which is what the fallback uses.
+// The GPU format that reads a stored type's bytes as they are ("as stored"); every type the
+// reader supports has one (throws ComputeError otherwise).
 WeightFormat formatForStoredType(models::TensorType type);
 // The format a matrix made of the tensors `names` gets for the requested `format`: the format
 // itself, or for AsStored the format of the parts' common stored type (f16 for parts stored
-// differently, missing ones or types no kernel reads; f32 without a store: substituted host
-// weights are f32).
+// differently or missing; f32 without a store: substituted host weights are f32). A fused
+// matrix whose parts differ is laid out by planMatrixSections instead.
 WeightFormat resolveWeightFormat(const models::WeightStore* store,
                                  const std::vector<std::string>& names, WeightFormat format);
+
+// One run of a fused matrix's parts that take the same GPU format, uploaded as row chunks of
+// its own: as stored, the parts of a mixed file (attn_v in Q6_K or Q8_0 beside attn_q and
+// attn_k in Q4_K or Q5_0) each read their own stored type. The kernels run once per chunk,
+// told the row it starts at, so a section is just more chunks of the same matrix.
+struct MatrixSection {
+    WeightFormat format = WeightFormat::F16;
+    std::vector<std::size_t> parts; // indices into the names, consecutive
+    std::uint32_t firstRow = 0;     // output rows before the section (gate|up: gate rows)
+    std::uint32_t rows = 0;         // stored rows (gate|up: gate and up)
+    std::vector<RowRange> chunks;   // planMatrixChunks of the section, its own output rows
+};
+// The sections of the matrix of `names` (partRows: each part's rows, in order) for the
+// requested format: one section but for AsStored with parts whose stored types take different
+// formats, then one per run of parts of one format. Each part starts on a whole granule
+// (rowGranule: whole heads) or the sections fall back to one f16 section, as do gate|up pairs
+// whose gate and up differ (the ffn_gateup kernel pairs a gate row with its up row in one
+// lane; no preset of llama.cpp's quantizer stores them differently).
+std::vector<MatrixSection> planMatrixSections(const models::WeightStore* store,
+                                              const std::vector<std::string>& names,
+                                              std::span<const std::uint32_t> partRows,
+                                              WeightFormat format, std::uint32_t cols,
+                                              std::uint64_t limitBytes, std::uint32_t rowGranule,
+                                              bool gateUpPairs, const std::string& what);
 
 } // namespace inferscope::compute

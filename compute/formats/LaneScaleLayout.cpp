@@ -1,5 +1,6 @@
 #include "compute/formats/LaneScaleLayout.hpp"
 
+#include "compute/formats/GgmlPlanes.hpp"
 #include "compute/vulkan/VulkanContext.hpp"
 
 #include <algorithm>
@@ -8,8 +9,9 @@
 namespace inferscope::compute {
 
 bool takesLaneScales(WeightFormat format, bool alignedGroups) {
-    // q4_1 rows are padded to 64 columns and hold whole blocks of 32 whatever their length.
-    return format == WeightFormat::Q4_1 ||
+    // q4_1 rows are padded to 64 columns and hold whole blocks of 32 whatever their length;
+    // so do the planes types (those of 256 have rows of a multiple of 256).
+    return format == WeightFormat::Q4_1 || planeType(format).has_value() ||
            (alignedGroups && (format == WeightFormat::Int4G128 || format == WeightFormat::Int4G64));
 }
 
@@ -42,6 +44,8 @@ std::uint32_t slotWeightRow(const LaneScaleOrder& order, std::uint32_t slot, std
 std::uint64_t laneScaleWords(WeightFormat format, std::uint32_t rows, std::uint32_t stride) {
     const std::uint32_t slotsPerGroup = kLaneScaleLanes * kLaneScaleSlots;
     const std::uint64_t rowGroups = (std::uint64_t(rows) + slotsPerGroup - 1) / slotsPerGroup;
+    if (const auto type = planeType(format))
+        return rowGroups * (stride / 32) * kLaneScaleLanes * planeLayout(*type)->laneWords;
     if (copiesScaleWords(format)) return rowGroups * (stride / 32) * kLaneScaleLanes * 8;
     return rowGroups * (stride / kLaneScaleBlock) * kLaneScaleLanes * 4;
 }
@@ -64,7 +68,7 @@ std::uint64_t laneScaleCopyBytes(WeightFormat format, std::uint32_t cols,
 
 std::vector<std::uint32_t> packLaneScales(const GpuPackedMatrix& packed,
                                           const LaneScaleOrder& order) {
-    const bool scaleWords = copiesScaleWords(packed.format);
+    const bool scaleWords = copiesScaleWords(packed.format) || planeType(packed.format);
     if (!takesLaneScales(packed.format, packed.alignedGroups) ||
         (!scaleWords && packed.stride != packed.cols))
         throw ComputeError("packLaneScales: the matrix is not q4_1 or an int4 group format on "
@@ -84,6 +88,10 @@ std::vector<std::uint32_t> packLaneScales(const GpuPackedMatrix& packed,
         return slotWeightRow(order, std::uint32_t(std::min<std::uint64_t>(slot, ~0u)), packed.rows);
     };
     std::vector<std::uint32_t> words(laneScaleWords(packed.format, packed.rows, packed.stride), 0u);
+    if (const auto type = planeType(packed.format)) {
+        packPlaneLaneWords(packed, *planeLayout(*type), rowGroups, slotRow, words);
+        return words;
+    }
     if (scaleWords) {
         // Two texels (8 words) per row group, chunk of 32 columns and lane; word s: slot s.
         const std::uint64_t chunks = packed.stride / 32;

@@ -1,7 +1,8 @@
 #pragma once
-// A second copy of an int4 group matrix's scales, or of a q4_1 matrix's scale words, for the
-// 8-lane, 8-rows-per-lane broadcast path of CPU devices (lavapipe), read in place of the
-// packed scales.
+// A second copy of an int4 group matrix's scales, of a q4_1 matrix's scale words, or of a
+// planes matrix's high bits and scales (compute/formats/GgmlPlanes.hpp: PlaneLayout::laneWords
+// words per lane and chunk of 32 columns), for the 8-lane, 8-rows-per-lane broadcast path of
+// CPU devices (lavapipe), read in place of the packed ones.
 //
 // On lavapipe each texel fetch is a called routine whose cost hardly depends on the bytes it
 // returns. With the packed layout (one fp16 per group of consecutive weights) a lane fetched
@@ -32,7 +33,7 @@ constexpr std::uint32_t kLaneScaleSlots = 8;  // rows per lane
 constexpr std::uint32_t kLaneScaleBlock = 64; // columns per scale (a multiple of the groups)
 
 // Whether a matrix of `format` (alignedGroups: rows of a multiple of 64 weights) can carry
-// the copy: the int4 group formats on aligned rows, and q4_1.
+// the copy: the int4 group formats on aligned rows, q4_1 and the planes formats.
 bool takesLaneScales(WeightFormat format, bool alignedGroups);
 // The weight row slot `slot` of a `rows`-row matrix reads in `order` (slots past the last
 // row read a valid row, as the kernels clamp them).

@@ -19,6 +19,7 @@ namespace inferscope::compute {
 enum class WeightFormat {
     F32,
     F16,
+    BF16,
     Q8_0, // blocks of 32 signed bytes sharing one f32 scale (absmax / 127): 9 bits per weight
     // The quantization lab's schemes (models/WeightQuantizer, fp16 scales; layouts in
     // compute/formats/GpuWeightPacking.hpp) and the GGUF 4-bit block types.
@@ -31,17 +32,30 @@ enum class WeightFormat {
     Nf4,  // NF4 level indices, one absmax per 64 consecutive weights
     Q4_0, // GGUF blocks of 32, (q - 8) * d
     Q4_1, // GGUF blocks of 32, q * d + m
+    // The other GGUF block types (compute/formats/GgmlPlanes.hpp): 5-bit blocks of 32, the
+    // IQ4_NL codebook, the K-quant super-blocks of 256 and IQ4_XS.
+    Q5_0,
+    Q5_1,
+    IQ4_NL,
+    Q2_K,
+    Q3_K,
+    Q4_K,
+    Q5_K,
+    Q6_K,
+    IQ4_XS,
     // Not a GPU layout: the engine picks, per matrix, the format of the file's own type
-    // (Q4_0 / Q4_1 / Q8_0 / F16 / F32 from the file's bytes; other types fall back to F16).
+    // (each stored type has a format that reads its bytes; a fused matrix whose parts are
+    // stored in different types takes one row chunk per part, each in its part's format).
     AsStored,
 };
 
 // How a format's host packer builds its layout (compute/formats/GpuWeightPacking.hpp).
 enum class WeightPacker {
     Float32,    // f32 rows
-    Float16,    // fp16 rows (models/HalfFloat)
+    Float16,    // 16-bit float rows: fp16 (models/HalfFloat), or bf16 for WeightFormat::BF16
     LabScheme,  // models::packMatrix with the row's labScheme, re-laid out for the kernels
     GgmlBlocks, // GGUF blocks of the row's storedType: the file's bytes, or quantized from f32
+                // (Q4_0 / Q4_1 / Q8_0 here, the others in compute/formats/GgmlPlanes.hpp)
     PerMatrix,  // AsStored: each matrix takes the format of its stored type
 };
 

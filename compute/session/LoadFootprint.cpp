@@ -222,17 +222,31 @@ LoadFootprint vulkanLoadFootprint(const models::ModelConfig& c, const models::We
     std::uint64_t largestTransient = 0;
     std::string largestTransientMatrix;
     for (const auto& matrix : engineMatrices(c, store, options.weightFormat)) {
-        const auto chosen = resolveWeightFormat(&store, matrix.names, matrix.format);
-        const auto chunks = planMatrixChunks(chosen, matrix.rows, matrix.cols, limit,
-                                             matrix.rowGranule, matrix.gateUpPairs, matrix.label);
-        weightBytes += chunkedMatrixBytes(chosen, matrix.cols, chunks, matrix.gateUpPairs);
-        if (laneScales)
-            weightBytes +=
-                laneScaleCopyBytes(chosen, matrix.cols, chunks, matrix.gateUpPairs, limit);
-        const auto transient = uploadTransientBytes(matrix, chosen, store, chunks, staging);
-        if (transient > largestTransient) {
-            largestTransient = transient;
-            largestTransientMatrix = matrix.label;
+        // As the engine lays it out: one section, or one per run of parts of one format.
+        std::vector<std::uint32_t> partRows;
+        for (const auto& name : matrix.names) {
+            const auto* tensor = store.find(name);
+            partRows.push_back(
+                tensor && matrix.cols ? std::uint32_t(tensor->elements() / matrix.cols) : 0);
+        }
+        for (const auto& section :
+             planMatrixSections(&store, matrix.names, partRows, matrix.format, matrix.cols, limit,
+                                matrix.rowGranule, matrix.gateUpPairs, matrix.label)) {
+            const auto chosen = section.format;
+            const auto& chunks = section.chunks;
+            weightBytes += chunkedMatrixBytes(chosen, matrix.cols, chunks, matrix.gateUpPairs);
+            if (laneScales)
+                weightBytes +=
+                    laneScaleCopyBytes(chosen, matrix.cols, chunks, matrix.gateUpPairs, limit);
+            EngineMatrix part = matrix;
+            part.names.clear();
+            for (auto index : section.parts) part.names.push_back(matrix.names[index]);
+            part.rows = section.rows;
+            const auto transient = uploadTransientBytes(part, chosen, store, chunks, staging);
+            if (transient > largestTransient) {
+                largestTransient = transient;
+                largestTransientMatrix = matrix.label;
+            }
         }
     }
     const auto plan = planEngineBuffers(c, options, device.maxBindingBytes());

@@ -48,6 +48,18 @@ std::optional<ScaleLayout> scaleLayout(TensorType type) {
         return ScaleLayout{{0, 2}, 2}; // d, dmin, scales, high bits, nibbles
     case TensorType::Q6_K:
         return ScaleLayout{{208, 0}, 1}; // ql, qh, int8 scales, then d
+    case TensorType::Q5_0:
+        return ScaleLayout{{0, 0}, 1}; // d, fifth bits, nibbles
+    case TensorType::Q5_1:
+        return ScaleLayout{{0, 2}, 2}; // d, m, fifth bits, nibbles
+    case TensorType::IQ4_NL:
+        return ScaleLayout{{0, 0}, 1}; // d, codebook nibbles
+    case TensorType::IQ4_XS:
+        return ScaleLayout{{0, 0}, 1}; // d, 6-bit scales, codebook nibbles
+    case TensorType::Q2_K:
+        return ScaleLayout{{80, 82}, 2}; // scales, 2-bit quants, then d and dmin
+    case TensorType::Q3_K:
+        return ScaleLayout{{108, 0}, 1}; // high bits, 2-bit quants, scales, then d
     default:
         return std::nullopt;
     }

@@ -351,7 +351,7 @@ GgufFile GgufFile::open(const std::filesystem::path& path, const GgufLimits& lim
         const auto traits = tensorTypeTraits(rawType);
         if (!traits)
             reader.fail(info.name + " type", typeOffset,
-                        "unsupported tensor type " + std::to_string(rawType));
+                        "unsupported tensor type " + describeTensorType(rawType));
         info.type = static_cast<TensorType>(rawType);
         if (info.shape[0] % traits->blockElements != 0)
             reader.fail(info.name + " ne[0]", dimsOffset + 4,

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <limits>
 #include <string>
+#include <utility>
 
 namespace inferscope::models {
 
@@ -21,6 +22,17 @@ constexpr TensorTypeTraits traitsBF16{"BF16", 1, 2};
 constexpr TensorTypeTraits traitsQ4_0{"Q4_0", 32, 2 + 16};
 constexpr TensorTypeTraits traitsQ4_1{"Q4_1", 32, 2 + 2 + 16};
 constexpr TensorTypeTraits traitsQ8_0{"Q8_0", 32, 2 + 32};
+// d, 32 fifth bits (one word), 16 bytes of nibbles; Q5_1 adds m after d.
+constexpr TensorTypeTraits traitsQ5_0{"Q5_0", 32, 2 + 4 + 16};
+constexpr TensorTypeTraits traitsQ5_1{"Q5_1", 32, 2 + 2 + 4 + 16};
+// d, 16 bytes of nibbles indexing the IQ4_NL codebook.
+constexpr TensorTypeTraits traitsIQ4_NL{"IQ4_NL", 32, 2 + 16};
+// 16 bytes of 4-bit scale and min pairs, 64 bytes of 2-bit quants, d, dmin.
+constexpr TensorTypeTraits traitsQ2_K{"Q2_K", superBlock, 16 + 64 + 2 + 2};
+// 32 bytes of high bits, 64 bytes of 2-bit quants, 12 bytes of 6-bit scales, d.
+constexpr TensorTypeTraits traitsQ3_K{"Q3_K", superBlock, 32 + 64 + 12 + 2};
+// d, the top 2 bits of eight 6-bit scales, their low 4 bits, 128 bytes of codebook nibbles.
+constexpr TensorTypeTraits traitsIQ4_XS{"IQ4_XS", superBlock, 2 + 2 + 4 + 128};
 // d, dmin, 12 bytes of packed 6-bit scales and mins, 128 bytes of 4-bit quants.
 constexpr TensorTypeTraits traitsQ4_K{"Q4_K", superBlock, 2 + 2 + 12 + 128};
 // As Q4_K plus 32 bytes holding the fifth bit of every quant.
@@ -36,11 +48,13 @@ float loadHalf(const std::uint8_t* p) {
     return halfToFloat(loadU16(p));
 }
 
+std::uint32_t loadU32(const std::uint8_t* p) {
+    return static_cast<std::uint32_t>(p[0]) | (static_cast<std::uint32_t>(p[1]) << 8) |
+           (static_cast<std::uint32_t>(p[2]) << 16) | (static_cast<std::uint32_t>(p[3]) << 24);
+}
+
 float loadF32(const std::uint8_t* p) {
-    std::uint32_t bits =
-        static_cast<std::uint32_t>(p[0]) | (static_cast<std::uint32_t>(p[1]) << 8) |
-        (static_cast<std::uint32_t>(p[2]) << 16) | (static_cast<std::uint32_t>(p[3]) << 24);
-    return std::bit_cast<float>(bits);
+    return std::bit_cast<float>(loadU32(p));
 }
 
 // Scale and min j (0..7) of a Q4_K/Q5_K super-block. The 12 bytes hold eight 6-bit
@@ -80,6 +94,104 @@ void dequantizeQ8_0(const std::uint8_t* block, float* out) {
     const float d = loadHalf(block);
     for (int i = 0; i < 32; ++i)
         out[i] = static_cast<float>(static_cast<std::int8_t>(block[2 + i])) * d;
+}
+
+// Q5_0 / Q5_1: element j (< 16) is the low nibble of byte j, element j + 16 the high nibble,
+// and bit i of the little-endian word qh is the fifth bit of element i.
+void dequantizeQ5_0(const std::uint8_t* block, float* out) {
+    const float d = loadHalf(block);
+    const std::uint32_t qh = loadU32(block + 2);
+    const std::uint8_t* qs = block + 6;
+    for (int j = 0; j < 16; ++j) {
+        const int low = (qs[j] & 0x0F) | int(((qh >> j) & 1u) << 4);
+        const int high = (qs[j] >> 4) | int(((qh >> (j + 16)) & 1u) << 4);
+        out[j] = static_cast<float>(low - 16) * d;
+        out[j + 16] = static_cast<float>(high - 16) * d;
+    }
+}
+
+void dequantizeQ5_1(const std::uint8_t* block, float* out) {
+    const float d = loadHalf(block);
+    const float m = loadHalf(block + 2);
+    const std::uint32_t qh = loadU32(block + 4);
+    const std::uint8_t* qs = block + 8;
+    for (int j = 0; j < 16; ++j) {
+        const int low = (qs[j] & 0x0F) | int(((qh >> j) & 1u) << 4);
+        const int high = (qs[j] >> 4) | int(((qh >> (j + 16)) & 1u) << 4);
+        out[j] = static_cast<float>(low) * d + m;
+        out[j + 16] = static_cast<float>(high) * d + m;
+    }
+}
+
+void dequantizeIQ4_NL(const std::uint8_t* block, float* out) {
+    const float d = loadHalf(block);
+    const std::uint8_t* qs = block + 2;
+    for (int j = 0; j < 16; ++j) {
+        out[j] = d * static_cast<float>(kIq4NlLevels[qs[j] & 0x0F]);
+        out[j + 16] = d * static_cast<float>(kIq4NlLevels[qs[j] >> 4]);
+    }
+}
+
+// Q2_K: each half of 128 elements takes 32 bytes of qs; its four groups of 32 elements read
+// the 2-bit fields at bits 0, 2, 4, 6 of those bytes. Sub-block s (16 elements) has the
+// scale byte s: low nibble scales d, high nibble scales dmin.
+void dequantizeQ2_K(const std::uint8_t* block, float* out) {
+    const std::uint8_t* scales = block;
+    const std::uint8_t* qs = block + 16;
+    const float d = loadHalf(block + 80);
+    const float dmin = loadHalf(block + 82);
+    for (int e = 0; e < 256; ++e) {
+        const int half = e / 128, group = (e % 128) / 32, l = e % 32;
+        const std::uint8_t sc = scales[e / 16];
+        const float dl = d * static_cast<float>(sc & 0x0F);
+        const float ml = dmin * static_cast<float>(sc >> 4);
+        const int q = (qs[32 * half + l] >> (2 * group)) & 3;
+        out[e] = dl * static_cast<float>(q) - ml;
+    }
+}
+
+// Q3_K's sixteen 6-bit scales (stored minus 32): the low four bits of scale j are the low
+// (j < 8) or high (j >= 8) nibble of byte j % 8, the top two bits are bits 2 (j / 4) and up of
+// byte 8 + j % 4.
+int q3kScale(const std::uint8_t* packed, int j) {
+    const int low = j < 8 ? packed[j] & 0x0F : packed[j - 8] >> 4;
+    const int high = (packed[8 + j % 4] >> (2 * (j / 4))) & 3;
+    return (low | (high << 4)) - 32;
+}
+
+// Q3_K: 2-bit fields as Q2_K, and bit (4 half + group) of hmask[l] set means the element is
+// q, clear means q - 4.
+void dequantizeQ3_K(const std::uint8_t* block, float* out) {
+    const std::uint8_t* hmask = block;
+    const std::uint8_t* qs = block + 32;
+    const std::uint8_t* scales = block + 96;
+    const float d = loadHalf(block + 108);
+    for (int e = 0; e < 256; ++e) {
+        const int half = e / 128, group = (e % 128) / 32, l = e % 32;
+        const float dl = d * static_cast<float>(q3kScale(scales, e / 16));
+        const int q = (qs[32 * half + l] >> (2 * group)) & 3;
+        const bool high = (hmask[l] >> (4 * half + group)) & 1;
+        out[e] = dl * static_cast<float>(q - (high ? 0 : 4));
+    }
+}
+
+// IQ4_XS: eight sub-blocks of 32 with a 6-bit scale each (stored plus 32: low nibble from
+// scales_l, top two bits from scales_h), codes as IQ4_NL's.
+void dequantizeIQ4_XS(const std::uint8_t* block, float* out) {
+    const float d = loadHalf(block);
+    const std::uint16_t scalesHigh = loadU16(block + 2);
+    const std::uint8_t* scalesLow = block + 4;
+    const std::uint8_t* qs = block + 8;
+    for (int b = 0; b < 8; ++b) {
+        const int ls =
+            ((scalesLow[b / 2] >> (4 * (b % 2))) & 0x0F) | (((scalesHigh >> (2 * b)) & 3) << 4);
+        const float dl = d * static_cast<float>(ls - 32);
+        const std::uint8_t* q = qs + 16 * b;
+        for (int j = 0; j < 16; ++j) {
+            out[32 * b + j] = dl * static_cast<float>(kIq4NlLevels[q[j] & 0x0F]);
+            out[32 * b + j + 16] = dl * static_cast<float>(kIq4NlLevels[q[j] >> 4]);
+        }
+    }
 }
 
 void dequantizeQ4_K(const std::uint8_t* block, float* out) {
@@ -169,6 +281,18 @@ std::optional<TensorTypeTraits> tensorTypeTraits(std::uint32_t rawType) {
         return traitsQ4_1;
     case TensorType::Q8_0:
         return traitsQ8_0;
+    case TensorType::Q5_0:
+        return traitsQ5_0;
+    case TensorType::Q5_1:
+        return traitsQ5_1;
+    case TensorType::Q2_K:
+        return traitsQ2_K;
+    case TensorType::Q3_K:
+        return traitsQ3_K;
+    case TensorType::IQ4_NL:
+        return traitsIQ4_NL;
+    case TensorType::IQ4_XS:
+        return traitsIQ4_XS;
     case TensorType::Q4_K:
         return traitsQ4_K;
     case TensorType::Q5_K:
@@ -182,8 +306,56 @@ std::optional<TensorTypeTraits> tensorTypeTraits(std::uint32_t rawType) {
 TensorTypeTraits tensorTypeTraits(TensorType type) {
     auto traits = tensorTypeTraits(static_cast<std::uint32_t>(type));
     if (!traits)
-        throw ModelError("unknown tensor type " + std::to_string(static_cast<std::uint32_t>(type)));
+        throw ModelError("unsupported tensor type " +
+                         describeTensorType(static_cast<std::uint32_t>(type)));
     return *traits;
+}
+
+std::span<const TensorType> supportedTensorTypes() {
+    static constexpr TensorType types[] = {
+        TensorType::F32,    TensorType::F16,    TensorType::Q4_0, TensorType::Q4_1,
+        TensorType::Q5_0,   TensorType::Q5_1,   TensorType::Q8_0, TensorType::Q2_K,
+        TensorType::Q3_K,   TensorType::Q4_K,   TensorType::Q5_K, TensorType::Q6_K,
+        TensorType::IQ4_NL, TensorType::IQ4_XS, TensorType::BF16};
+    return types;
+}
+
+std::string describeTensorType(std::uint32_t rawType) {
+    if (auto traits = tensorTypeTraits(rawType)) return std::string(traits->name);
+    // ggml's numbering (ggml.h): the types this reader does not read, by name.
+    static constexpr std::pair<std::uint32_t, std::string_view> others[] = {
+        {4, "Q4_2 (removed from ggml)"},
+        {5, "Q4_3 (removed from ggml)"},
+        {9, "Q8_1"},
+        {15, "Q8_K"},
+        {16, "IQ2_XXS"},
+        {17, "IQ2_XS"},
+        {18, "IQ3_XXS"},
+        {19, "IQ1_S"},
+        {21, "IQ3_S"},
+        {22, "IQ2_S"},
+        {24, "I8"},
+        {25, "I16"},
+        {26, "I32"},
+        {27, "I64"},
+        {28, "F64"},
+        {29, "IQ1_M"},
+        {31, "Q4_0_4_4 (removed from ggml)"},
+        {32, "Q4_0_4_8 (removed from ggml)"},
+        {33, "Q4_0_8_8 (removed from ggml)"},
+        {34, "TQ1_0"},
+        {35, "TQ2_0"},
+        {36, "IQ4_NL_4_4 (removed from ggml)"},
+        {37, "IQ4_NL_4_8 (removed from ggml)"},
+        {38, "IQ4_NL_8_8 (removed from ggml)"},
+        {39, "MXFP4"},
+        {40, "NVFP4"},
+        {41, "Q1_0"},
+        {42, "Q2_0"}};
+    for (const auto& [number, name] : others)
+        if (number == rawType)
+            return std::string(name) + " (GGUF type " + std::to_string(rawType) + ")";
+    return "GGUF type " + std::to_string(rawType) + " (not a ggml type)";
 }
 
 std::string_view tensorTypeName(TensorType type) {
@@ -244,8 +416,27 @@ void dequantize(TensorType type, std::span<const std::uint8_t> src, std::span<fl
     case TensorType::Q6_K:
         blockFunction = dequantizeQ6_K;
         break;
+    case TensorType::Q5_0:
+        blockFunction = dequantizeQ5_0;
+        break;
+    case TensorType::Q5_1:
+        blockFunction = dequantizeQ5_1;
+        break;
+    case TensorType::Q2_K:
+        blockFunction = dequantizeQ2_K;
+        break;
+    case TensorType::Q3_K:
+        blockFunction = dequantizeQ3_K;
+        break;
+    case TensorType::IQ4_NL:
+        blockFunction = dequantizeIQ4_NL;
+        break;
+    case TensorType::IQ4_XS:
+        blockFunction = dequantizeIQ4_XS;
+        break;
     default:
-        throw ModelError("dequantize: unsupported tensor type");
+        throw ModelError("dequantize: unsupported tensor type " +
+                         describeTensorType(static_cast<std::uint32_t>(type)));
     }
     for (std::size_t b = 0; b < blocks; ++b)
         blockFunction(in + b * traits.blockBytes, out + b * traits.blockElements);

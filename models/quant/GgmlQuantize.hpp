@@ -1,7 +1,9 @@
 #pragma once
-// ggml's block formats Q8_0, Q4_0 and Q4_1, quantized as ggml's reference quantizers do
-// (round to nearest; one f16 scale, plus an f16 minimum for Q4_1, per 32 values). Used to
-// write synthetic GGUF files in the formats real downloads use.
+// ggml's block formats, quantized for synthetic GGUF files in the formats real downloads use:
+// Q8_0, Q4_0, Q4_1, Q5_0, Q5_1 as ggml's reference quantizers do (round to nearest; one f16
+// scale, plus an f16 minimum for Q4_1 / Q5_1, per 32 values), IQ4_NL with the nearest
+// codebook level, and the super-block types Q2_K ... Q6_K and IQ4_XS with a simple scale
+// choice (models/quant/GgmlSuperBlocks.hpp): valid blocks, not llama.cpp's search.
 #include "models/formats/TensorType.hpp"
 
 #include <cstdint>
@@ -10,7 +12,8 @@
 
 namespace inferscope::models {
 
-// values.size() must be a multiple of 32; throws ModelError otherwise or for other types.
+// values.size() must be a multiple of the type's block (32, or 256 for the super-block types);
+// throws ModelError otherwise or for a type that is not a quantized block type.
 std::vector<std::uint8_t> quantizeGgml(TensorType type, std::span<const float> values);
 
 constexpr std::size_t kQ8_0Block = 32;

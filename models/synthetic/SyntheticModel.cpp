@@ -289,11 +289,8 @@ std::vector<std::uint8_t> encodeValues(TensorType type, std::span<const float> v
     case TensorType::F16:
     case TensorType::BF16:
         return encodeFloats(type, values);
-    case TensorType::Q8_0:
-    case TensorType::Q4_0:
-    case TensorType::Q4_1:
-        return quantizeGgml(type, values);
     default:
+        if (tensorTypeTraits(type).blockElements > 1) return quantizeGgml(type, values);
         break;
     }
     throw ModelError("synthetic model", "weightType", std::nullopt,
@@ -481,7 +478,10 @@ void writeSyntheticGguf(const SyntheticModelSpec& spec, const std::filesystem::p
         const std::vector<std::uint64_t> rowsCols = fileRowsCols(tensor);
         // GGUF order: contiguous dimension first.
         std::vector<std::uint64_t> shape(rowsCols.rbegin(), rowsCols.rend());
-        const TensorType type = rowsCols.size() == 2 ? spec.weightType : TensorType::F32;
+        TensorType type = rowsCols.size() == 2 ? spec.weightType : TensorType::F32;
+        if (rowsCols.size() == 2 && spec.typeMix)
+            type = presetTensorType(*spec.typeMix, tensor.name, rowsCols[1],
+                                    {spec.layers, spec.heads, spec.kvHeads, spec.tiedEmbeddings});
         writer.addTensorLater(tensor.name, type, std::move(shape), [&spec, tensor, type, tensors] {
             return encodeValues(type, fileValues(spec, tensor, true));
         });

@@ -4,9 +4,11 @@
 // BPE tokenizer. Every layer's tests use them (DESIGN.md, correctness tier 2).
 #include "models/ModelConfig.hpp"
 #include "models/formats/TensorType.hpp"
+#include "models/quant/LlamaQuantMix.hpp"
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <vector>
 
 namespace inferscope::models {
@@ -42,7 +44,10 @@ struct SyntheticModelSpec {
     // norm weights), and by how much.
     std::vector<std::uint32_t> outlierDims;
     float outlierScale = 20.0f;
-    TensorType weightType = TensorType::F32; // F32, F16, BF16 (GGUF: also Q8_0, Q4_0, Q4_1)
+    TensorType weightType = TensorType::F32; // F32, F16, BF16 (GGUF: any block type too)
+    // GGUF: each matrix in the type llama.cpp's quantizer gives it under this preset
+    // (models/quant/LlamaQuantMix.hpp) instead of weightType.
+    std::optional<QuantPreset> typeMix;
 };
 
 // The configuration the GGUF file describes (the safetensors folder's differs only in RoPE

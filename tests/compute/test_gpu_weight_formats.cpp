@@ -20,6 +20,7 @@
 #include "models/LoadedModel.hpp"
 #include "models/formats/TensorType.hpp"
 #include "models/quant/GgmlQuantize.hpp"
+#include "models/quant/LlamaQuantMix.hpp"
 #include "models/quant/WeightQuantizer.hpp"
 #include "models/reference/ReferenceTransformer.hpp"
 #include "models/synthetic/SyntheticModel.hpp"
@@ -28,9 +29,12 @@
 
 #include <QTemporaryDir>
 #include <QtTest>
+#include <nlohmann/json.hpp>
 
+#include <cctype>
 #include <cmath>
 #include <cstring>
+#include <fstream>
 #include <memory>
 #include <random>
 #include <set>
@@ -61,15 +65,26 @@ const std::vector<WeightFormat>& quantizedFormats() {
     return formats;
 }
 
+// The GGUF types in the planes layout (compute/formats/GgmlPlanes.hpp), and bf16.
+const std::vector<WeightFormat>& planeFormats() {
+    static const std::vector<WeightFormat> formats = {
+        WeightFormat::Q5_0,   WeightFormat::Q5_1, WeightFormat::IQ4_NL, WeightFormat::Q2_K,
+        WeightFormat::Q3_K,   WeightFormat::Q4_K, WeightFormat::Q5_K,   WeightFormat::Q6_K,
+        WeightFormat::IQ4_XS, WeightFormat::BF16};
+    return formats;
+}
+
 bool ggmlFormat(WeightFormat format) {
-    return format == WeightFormat::Q4_0 || format == WeightFormat::Q4_1 ||
-           format == WeightFormat::Q8_0;
+    return weightFormatInfo(format).packer == WeightPacker::GgmlBlocks;
 }
 
 models::TensorType ggmlTypeOf(WeightFormat format) {
-    return format == WeightFormat::Q4_0   ? models::TensorType::Q4_0
-           : format == WeightFormat::Q4_1 ? models::TensorType::Q4_1
-                                          : models::TensorType::Q8_0;
+    return *weightFormatInfo(format).storedType;
+}
+
+// Elements per block of a GGUF format's type (32 or 256).
+std::uint32_t ggmlBlock(WeightFormat format) {
+    return models::tensorTypeTraits(ggmlTypeOf(format)).blockElements;
 }
 
 } // namespace
@@ -383,21 +398,47 @@ private slots:
         QCOMPARE(weightFormatFromName("nf4"), std::optional(WeightFormat::Nf4));
         QCOMPARE(weightFormatName(WeightFormat::Nf4), std::string_view("nf4-b64"));
         QCOMPARE(formatForStoredType(models::TensorType::Q4_1), WeightFormat::Q4_1);
-        QCOMPARE(formatForStoredType(models::TensorType::BF16), WeightFormat::F16);
+        QCOMPARE(formatForStoredType(models::TensorType::BF16), WeightFormat::BF16);
+        // Every type the reader supports runs as stored in a format of its own.
+        for (auto type : models::supportedTensorTypes()) {
+            const auto format = formatForStoredType(type);
+            QVERIFY(formatReadsStoredType(format, type));
+            QVERIFY2(
+                weightFormatInfo(format).name ==
+                    [&] {
+                        std::string lower(models::tensorTypeName(type));
+                        for (auto& ch : lower) ch = char(std::tolower(ch));
+                        return lower == "f32"   ? std::string("fp32")
+                               : lower == "f16" ? std::string("fp16")
+                                                : lower;
+                    }(),
+                std::string(models::tensorTypeName(type)).c_str());
+        }
         QVERIFY(formatReadsStoredType(WeightFormat::F16, models::TensorType::F16));
         QVERIFY(!formatReadsStoredType(WeightFormat::Int8Row, models::TensorType::Q8_0));
     }
 
-    // One function per code order, so each fits its CTest part on an empty shader cache.
-    void dequantizeExactlyRowMajor() { dequantizeEveryFormat(0); }
-    void dequantizeExactlyInterleaved() { dequantizeEveryFormat(kInterleavedRowBlock); }
+    // One function per code order and group of formats, so each fits its CTest part on an
+    // empty shader cache.
+    void dequantizeExactlyRowMajor() { dequantizeEveryFormat(0, quantizedFormats()); }
+    void dequantizeExactlyInterleaved() {
+        dequantizeEveryFormat(kInterleavedRowBlock, quantizedFormats());
+    }
+    void dequantizePlanesRowMajor() { dequantizeEveryFormat(0, planeFormats()); }
+    void dequantizePlanesInterleaved() {
+        dequantizeEveryFormat(kInterleavedRowBlock, planeFormats());
+    }
 
     // Takes the order, so QtTest does not run it as a test function of its own.
-    void dequantizeEveryFormat(std::uint32_t rowBlock) {
+    void dequantizeEveryFormat(std::uint32_t rowBlock, const std::vector<WeightFormat>& formats) {
         std::uint32_t seed = 100;
-        for (auto format : quantizedFormats()) {
+        for (auto format : formats) {
             std::vector<Shape> shapes;
-            if (ggmlFormat(format)) {
+            if (ggmlFormat(format) && ggmlBlock(format) == 256) {
+                // Super-blocks of 256: rows of whole super-blocks; fused parts; 96 rows; and
+                // from values, super-blocks across rows of 576 (12 and 4 + 8 rows).
+                shapes = {{{13}, 256}, {{16, 8, 8}, 512}, {{96}, 256}, {{12}, 576}, {{4, 8}, 576}};
+            } else if (ggmlFormat(format)) {
                 // GGUF blocks need whole blocks of 32 per row; 96 pads to 128. 96 rows: three
                 // row blocks of the interleaved order.
                 shapes = {{{13}, 96}, {{16, 8, 8}, 64}, {{96}, 96}};
@@ -410,12 +451,49 @@ private slots:
             for (const auto& shape : shapes) {
                 checkExact(format, shape, false, seed++, rowBlock);
                 if (QTest::currentTestFailed()) return;
-                if (ggmlFormat(format)) {
+                if (ggmlFormat(format) && shape.cols % ggmlBlock(format) == 0) {
                     checkExact(format, shape, true, seed++, rowBlock);
                     if (QTest::currentTestFailed()) return;
                 }
             }
         }
+    }
+
+    // Blocks llama.cpp's quantizer wrote (tests/data/quant-fixtures.json, with gguf-py's
+    // values): as stored, every GPU format reads them to the same floats bit for bit.
+    void dequantizeLlamaCppBlocks() {
+        std::ifstream in(INFERSCOPE_TEST_DATA "/quant-fixtures.json");
+        QVERIFY2(in, "tests/data/quant-fixtures.json is missing");
+        const auto fixture = nlohmann::json::parse(in);
+        std::size_t checked = 0;
+        for (const auto& block : fixture.at("blocks")) {
+            const std::string typeName = block.at("type");
+            std::optional<models::TensorType> type;
+            for (auto t : models::supportedTensorTypes())
+                if (models::tensorTypeName(t) == typeName) type = t;
+            QVERIFY2(type.has_value(), typeName.c_str());
+            const std::string hex = block.at("hex");
+            std::vector<std::uint8_t> bytes(hex.size() / 2);
+            for (std::size_t i = 0; i < bytes.size(); ++i)
+                bytes[i] = std::uint8_t(std::stoi(hex.substr(2 * i, 2), nullptr, 16));
+            const auto expected = block.at("values").get<std::vector<float>>();
+            // The two blocks as one row.
+            models::StoredTensor stored;
+            stored.name = typeName;
+            stored.type = *type;
+            stored.shape = {expected.size(), 1};
+            stored.data = bytes;
+            const auto format = formatForStoredType(*type);
+            const MatrixPart part{{}, 1, &stored};
+            const auto packed =
+                packForGpu(format, std::span(&part, 1), std::uint32_t(expected.size()));
+            checkReadBack(uploadPacked(*context_, packed, "llama.cpp " + typeName), format,
+                          Shape{{1}, std::uint32_t(expected.size())}, expected,
+                          "llama.cpp " + typeName);
+            if (QTest::currentTestFailed()) return;
+            ++checked;
+        }
+        QVERIFY(checked >= 12);
     }
 
     // The interleaved code order on a hand-checked case: 4 rows of two 16-byte units
@@ -449,6 +527,18 @@ private slots:
         const MatrixPart part{values, 10, nullptr};
         QVERIFY_THROWS_EXCEPTION(ComputeError,
                                  packForGpu(WeightFormat::Q4_0, std::span(&part, 1), 30));
+        QVERIFY_THROWS_EXCEPTION(ComputeError,
+                                 packForGpu(WeightFormat::Q5_0, std::span(&part, 1), 30));
+        // Super-blocks need rows of a multiple of 256 (as every such file has), or from values
+        // rows of a multiple of 64 and parts of whole super-blocks.
+        const auto wide = randomWeights(4 * 96, 3);
+        const MatrixPart widePart{wide, 4, nullptr};
+        QVERIFY_THROWS_EXCEPTION(ComputeError,
+                                 packForGpu(WeightFormat::Q4_K, std::span(&widePart, 1), 96));
+        const auto rows = randomWeights(3 * 64, 3);
+        const MatrixPart partial{rows, 3, nullptr};
+        QVERIFY_THROWS_EXCEPTION(ComputeError,
+                                 packForGpu(WeightFormat::IQ4_XS, std::span(&partial, 1), 64));
         QVERIFY_THROWS_EXCEPTION(ComputeError,
                                  packForGpu(WeightFormat::Int4G128, std::span(&part, 1), 30));
         // A fused part that is not a whole number of groups would shift its successors'.
@@ -566,6 +656,123 @@ private slots:
         checkEngineValidation(engine);
     }
 
+    // llama.cpp's Q4_K_M mix (models/quant/LlamaQuantMix.hpp) as stored: rows of 256 take
+    // Q4_K, layer 1's attn_v and ffn_down Q6_K (so its Q|K|V holds two formats: one section
+    // each), the head Q6_K; rows of 96 fall back to Q5_0 and Q8_0, as SmolLM2's and
+    // Qwen2.5's rows do. Then every planes format (and bf16) switched in at run time.
+    void forwardPassMixedFilesAsStored() {
+        struct Mix {
+            std::uint32_t hidden, heads, headDim, ffn;
+            models::QuantPreset preset;
+        };
+        const Mix mixes[] = {{256, 4, 64, 512, models::QuantPreset::Q4_K_M},
+                             {96, 3, 32, 256, models::QuantPreset::Q4_K_M},
+                             {256, 4, 64, 512, models::QuantPreset::Q3_K_M},
+                             {256, 4, 64, 512, models::QuantPreset::Q5_K_M}};
+        std::uint32_t seed = 50;
+        for (const auto& mix : mixes) {
+            models::SyntheticModelSpec spec;
+            spec.layers = 2;
+            spec.hiddenSize = mix.hidden;
+            spec.heads = mix.heads;
+            spec.kvHeads = 1;
+            spec.headDim = mix.headDim;
+            spec.ffnSize = mix.ffn;
+            spec.vocabSize = 300;
+            // Untied: the reference holds one token_embd, which the GPU's table rounds to f16.
+            spec.tiedEmbeddings = false;
+            spec.seed = seed++;
+            spec.typeMix = mix.preset;
+            const std::string what =
+                std::string(models::quantPresetName(mix.preset)) + " " + std::to_string(mix.hidden);
+            const auto path = std::filesystem::path(dir_.path().toStdString()) /
+                              ("mix-" + std::to_string(seed) + ".gguf");
+            models::writeSyntheticGguf(spec, path);
+            const auto model = models::loadModel(path);
+            EngineOptions options;
+            options.weightFormat = WeightFormat::AsStored;
+            Engine engine(model, options);
+            // Every matrix (or section) in its stored type's format, none in f16.
+            std::set<WeightFormat> used;
+            bool split = false;
+            for (const auto& info : engine.weightMatrices()) {
+                if (info.name == "token_embd") continue;
+                used.insert(info.format);
+                QVERIFY2(info.format != WeightFormat::F16, (what + " " + info.name).c_str());
+                split = split || info.name.find(" rows ") != std::string::npos;
+            }
+            QVERIFY2(split, (what + ": layer 1's Q|K|V in two sections").c_str());
+            qInfo("%s: %s", what.c_str(), engine.weightFormatLabel().c_str());
+            const auto weights = models::dequantizeAll(model.weights);
+            models::ReferenceTransformer asStored(
+                model.config, quantizedReference(weights, model.config, WeightFormat::F32), 2);
+            compareForward(engine, asStored, prompt(21, 300, seed), 6, what + " as stored");
+            if (QTest::currentTestFailed()) return;
+            checkEngineValidation(engine);
+        }
+    }
+
+    // Rows of 256 (whole super-blocks) and of 192 (super-blocks across rows, from values).
+    void forwardPassPlaneFormatsWithRuntimeSwitch() {
+        for (std::uint32_t hidden : {256u, 192u}) {
+            forwardPassPlaneFormats(hidden);
+            if (QTest::currentTestFailed()) return;
+        }
+    }
+
+    void forwardPassPlaneFormats(std::uint32_t hidden) {
+        models::SyntheticModelSpec spec;
+        spec.layers = 2;
+        spec.hiddenSize = hidden;
+        spec.heads = hidden / 64;
+        spec.kvHeads = 1;
+        spec.headDim = 64;
+        spec.ffnSize = 2 * hidden;
+        spec.vocabSize = 300;
+        spec.tiedEmbeddings = false;
+        spec.seed = 61;
+        const auto path = std::filesystem::path(dir_.path().toStdString()) /
+                          ("planes-" + std::to_string(hidden) + ".gguf");
+        models::writeSyntheticGguf(spec, path);
+        const auto model = models::loadModel(path);
+        const auto weights = models::dequantizeAll(model.weights);
+        Engine engine(model, {});
+        std::uint32_t seed = 7;
+        for (auto format : planeFormats()) {
+            engine.setWeightFormat(format);
+            for (const auto& info : engine.weightMatrices())
+                if (info.name != "token_embd") QCOMPARE(info.format, format);
+            models::ReferenceTransformer reference(
+                model.config, quantizedReference(weights, model.config, format), 2);
+            compareForward(engine, reference, prompt(17, 300, seed++), 4,
+                           std::string(weightFormatName(format)));
+            if (QTest::currentTestFailed()) return;
+        }
+        checkEngineValidation(engine);
+        if (hidden % 256 == 0) return;
+        // Super-blocks across rows, in row chunks: every chunk starts on a super-block.
+        for (auto format : {WeightFormat::Q4_K, WeightFormat::Q3_K}) {
+            EngineOptions options;
+            options.weightFormat = format;
+            std::uint64_t smallest = ~0ull;
+            {
+                Engine whole(model, options);
+                for (const auto& info : whole.weightMatrices())
+                    smallest = std::min(smallest, info.bytes);
+            }
+            options.maxMatrixChunkBytes = smallest / 2;
+            Engine chunked(model, options);
+            for (const auto& info : chunked.weightMatrices())
+                QVERIFY2(info.chunks > 1, info.name.c_str());
+            models::ReferenceTransformer reference(
+                model.config, quantizedReference(weights, model.config, format), 2);
+            compareForward(chunked, reference, prompt(13, 300, seed++), 3,
+                           std::string(weightFormatName(format)) + " in chunks");
+            if (QTest::currentTestFailed()) return;
+            checkEngineValidation(chunked);
+        }
+    }
+
     void forwardPassInRowChunks() {
         // Every matrix forced into row chunks (as a 151,936-token vocabulary is on a device
         // whose binding spans 128 MiB): the same logits as the reference in every format, on
@@ -578,7 +785,7 @@ private slots:
                               {WeightFormat::Int8Tensor, false}, {WeightFormat::Int4Row, false},
                               {WeightFormat::Int4G128, false},   {WeightFormat::Nf4, false},
                               {WeightFormat::Q4_0, true},        {WeightFormat::Q8_0, true},
-                              {WeightFormat::AsStored, true}};
+                              {WeightFormat::Q5_0, true},        {WeightFormat::AsStored, true}};
         const auto odd = oddShapeSpec(23);
         auto blocks = odd;
         blocks.hiddenSize = 64;

@@ -1,5 +1,6 @@
-// The lane-scale copy of the int4 group scales and of q4_1's scale words
-// (compute/formats/LaneScaleLayout.hpp) against the packed scales it copies. On a device whose
+// The lane-scale copy of the int4 group scales, of q4_1's scale words and of the planes
+// formats' high bits and scales (compute/formats/LaneScaleLayout.hpp) against the packed ones
+// it copies. On a device whose
 // kernels read copies (lavapipe: 8 lanes of 8 rows), every kernel that takes one gives the same
 // bits with the copy as without it: matvec, ffn_gateup and qkv_rope in both RoPE pairings, for one
 // token and for prefill batches, on row counts that leave slots past the last row. Zeroing the copy
@@ -257,6 +258,59 @@ private slots:
         }
     }
 
+    // The planes formats (compute/formats/GgmlPlanes.hpp) carry their high bits and scales
+    // in the copy: every kernel gives the same bits with it as with the packed layout. Rows
+    // of 96 (padded to 128) for the types of 32, of 256 for the super-blocks.
+    void planesReadTheCopy() {
+        std::uint32_t seed = 400;
+        for (auto format : {WeightFormat::Q5_0, WeightFormat::Q5_1, WeightFormat::IQ4_NL,
+                            WeightFormat::Q2_K, WeightFormat::Q3_K, WeightFormat::Q4_K,
+                            WeightFormat::Q5_K, WeightFormat::Q6_K, WeightFormat::IQ4_XS}) {
+            const auto type = *weightFormatInfo(format).storedType;
+            const std::uint32_t cols =
+                models::tensorTypeTraits(type).blockElements == 256 ? 256 : 96;
+            const QString name = weightFormatName(format).data();
+            for (std::uint32_t tokens : {1u, 9u}) {
+                const std::uint32_t rows = 72;
+                auto pair = upload(format, rows, cols, {SlotRowOrder::Plain}, seed++);
+                auto input = deviceVector(randomValues(tokens * cols, seed++), "x");
+                auto output = deviceVector(std::vector<float>(tokens * rows), "y");
+                auto record = [&](const DeviceMatrix& matrix) {
+                    MatvecArgs args;
+                    args.weights = &matrix;
+                    args.input = &input;
+                    args.inputStride = paddedColumns(cols);
+                    args.output = &output;
+                    args.outputStride = rows;
+                    args.tokens = tokens;
+                    kernels_->matvec(*recorder_, args, "matvec");
+                };
+                compare(pair, QString("matvec %1, %2 tokens").arg(name).arg(tokens), record,
+                        [&] { return output.read<float>(tokens * rows); });
+                if (QTest::currentTestFailed()) return;
+            }
+            {
+                const std::uint32_t ffn = 40;
+                auto pair = upload(format, 2 * ffn, cols, {SlotRowOrder::GateUpPairs}, seed++);
+                auto input = deviceVector(randomValues(paddedColumns(cols), seed++), "x");
+                auto output = deviceVector(std::vector<float>(ffn), "act");
+                auto record = [&](const DeviceMatrix& matrix) {
+                    GateUpArgs args;
+                    args.weights = &matrix;
+                    args.input = &input;
+                    args.inputStride = paddedColumns(cols);
+                    args.output = &output;
+                    args.outputStride = ffn;
+                    args.tokens = 1;
+                    kernels_->ffnGateUp(*recorder_, args, "gateup");
+                };
+                compare(pair, "ffn_gateup " + name, record,
+                        [&] { return output.read<float>(ffn); });
+                if (QTest::currentTestFailed()) return;
+            }
+        }
+    }
+
     // The copy follows its kernel's order: a matrix carrying one for another kernel is read
     // through its packed scales.
     void otherOrdersAreNotRead() {
@@ -283,17 +337,24 @@ private slots:
         QVERIFY(dir.isValid());
         // llama: adjacent RoPE pairs, int4-g128; qwen2: split-half pairs and biases, int4-g64 and
         // q4_1.
-        for (const auto& [architecture, format] :
-             {std::pair{"llama", WeightFormat::Int4G128}, std::pair{"qwen2", WeightFormat::Int4G64},
-              std::pair{"qwen2", WeightFormat::Q4_1}}) {
+        struct Case {
+            const char* architecture;
+            WeightFormat format;
+            std::uint32_t hidden;
+        };
+        // And two planes formats (the copy also carries high bits), one of super-blocks.
+        for (const auto& [architecture, format, hidden] :
+             {Case{"llama", WeightFormat::Int4G128, 128}, Case{"qwen2", WeightFormat::Int4G64, 128},
+              Case{"qwen2", WeightFormat::Q4_1, 128}, Case{"qwen2", WeightFormat::Q5_0, 128},
+              Case{"llama", WeightFormat::Q6_K, 256}}) {
             models::SyntheticModelSpec spec;
             spec.architecture = architecture;
-            spec.qkvBias = spec.architecture == "qwen2";
-            spec.hiddenSize = 128;
-            spec.heads = 2;
+            spec.qkvBias = spec.architecture == std::string("qwen2");
+            spec.hiddenSize = hidden;
+            spec.heads = hidden / 64;
             spec.kvHeads = 1;
             spec.headDim = 64;
-            spec.ffnSize = 192;
+            spec.ffnSize = hidden == 256 ? 512 : 192;
             spec.seed = 51;
             const auto path = std::filesystem::path(dir.path().toStdString()) /
                               (std::string(architecture) + ".gguf");

@@ -77,8 +77,22 @@ private slots:
         QCOMPARE(tensorTypeTraits(TensorType::BF16).blockBytes, 2u);
         QVERIFY(tensorTypeName(TensorType::Q4_K) == "Q4_K");
         QVERIFY(tensorTypeName(TensorType::BF16) == "BF16");
-        QVERIFY(!tensorTypeTraits(std::uint32_t{6}).has_value()); // Q5_0: not supported
+        QCOMPARE(tensorTypeTraits(TensorType::Q5_0).blockBytes, 22u);
+        QCOMPARE(tensorTypeTraits(TensorType::Q5_1).blockBytes, 24u);
+        QCOMPARE(tensorTypeTraits(TensorType::IQ4_NL).blockBytes, 18u);
+        QCOMPARE(tensorTypeTraits(TensorType::Q2_K).blockBytes, 84u);
+        QCOMPARE(tensorTypeTraits(TensorType::Q3_K).blockBytes, 110u);
+        QCOMPARE(tensorTypeTraits(TensorType::IQ4_XS).blockBytes, 136u);
+        QCOMPARE(tensorTypeTraits(TensorType::IQ4_XS).blockElements, 256u);
+        QVERIFY(tensorTypeTraits(std::uint32_t{6}).has_value());   // Q5_0
+        QVERIFY(!tensorTypeTraits(std::uint32_t{16}).has_value()); // IQ2_XXS: not read
         QVERIFY(!tensorTypeTraits(std::uint32_t{99}).has_value());
+        // Types are named, never a number alone.
+        QCOMPARE(describeTensorType(6), std::string("Q5_0"));
+        QCOMPARE(describeTensorType(16), std::string("IQ2_XXS (GGUF type 16)"));
+        QCOMPARE(describeTensorType(99), std::string("GGUF type 99 (not a ggml type)"));
+        for (TensorType type : supportedTensorTypes())
+            QCOMPARE(describeTensorType(std::uint32_t(type)), std::string(tensorTypeName(type)));
         QVERIFY(tensorTypeTraits(std::uint32_t{30}).has_value());
         QCOMPARE(tensorBytes(TensorType::Q4_K, 512).value(), 288ull);
         QCOMPARE(tensorBytes(TensorType::F16, 3).value(), 6ull);
@@ -242,6 +256,117 @@ private slots:
         for (int e = 0; e < 256; ++e)
             QCOMPARE(out[e], 0.25f * static_cast<float>(scales[e / 16]) *
                                  static_cast<float>(quant(e) - 32));
+    }
+
+    void q5_0AndQ5_1() {
+        // Element j (< 16): low nibble of byte j, element j + 16: high nibble; bit i of the
+        // word after the scale(s) is element i's fifth bit.
+        auto code = [](int i) { return (i * 11 + 5) & 31; };
+        auto fill = [&](std::vector<std::uint8_t>& block, std::size_t qhAt) {
+            std::uint32_t qh = 0;
+            for (int j = 0; j < 16; ++j) {
+                block[qhAt + 4 + j] =
+                    static_cast<std::uint8_t>((code(j) & 15) | ((code(j + 16) & 15) << 4));
+                qh |= std::uint32_t(code(j) >> 4) << j;
+                qh |= std::uint32_t(code(j + 16) >> 4) << (j + 16);
+            }
+            for (int b = 0; b < 4; ++b) block[qhAt + b] = static_cast<std::uint8_t>(qh >> (8 * b));
+        };
+        std::vector<std::uint8_t> q5_0(22);
+        putHalf(q5_0, 0, halfHalf);
+        fill(q5_0, 2);
+        auto out = decode(TensorType::Q5_0, q5_0, 32);
+        QCOMPARE(out[0], 0.5f * (5 - 16));
+        QCOMPARE(out[17], 0.5f * (((17 * 11 + 5) & 31) - 16)); // 192 & 31 = 0: -8
+        for (int i = 0; i < 32; ++i) QCOMPARE(out[i], 0.5f * static_cast<float>(code(i) - 16));
+        std::vector<std::uint8_t> q5_1(24);
+        putHalf(q5_1, 0, halfQuarter);
+        putHalf(q5_1, 2, halfMinusOne);
+        fill(q5_1, 4);
+        out = decode(TensorType::Q5_1, q5_1, 32);
+        for (int i = 0; i < 32; ++i) QCOMPARE(out[i], 0.25f * static_cast<float>(code(i)) - 1.0f);
+    }
+
+    void iq4_nlAndIq4_xs() {
+        // The codebook as ggml defines it (ggml-common.h, kvalues_iq4nl).
+        const int levels[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
+                                1,    13,   25,  38,  53,  69,  89,  113};
+        std::vector<std::uint8_t> nl(18);
+        putHalf(nl, 0, halfQuarter);
+        for (int j = 0; j < 16; ++j) nl[2 + j] = static_cast<std::uint8_t>(j | ((15 - j) << 4));
+        auto out = decode(TensorType::IQ4_NL, nl, 32);
+        QCOMPARE(out[0], -31.75f); // 0.25 * -127
+        QCOMPARE(out[16], 28.25f); // 0.25 * 113
+        for (int j = 0; j < 16; ++j) {
+            QCOMPARE(out[j], 0.25f * static_cast<float>(levels[j]));
+            QCOMPARE(out[j + 16], 0.25f * static_cast<float>(levels[15 - j]));
+        }
+        // IQ4_XS: sub-block b's 6-bit scale ls (stored plus 32): low nibble in scales_l[b / 2]
+        // (b odd: high nibble), top two bits at bit 2b of scales_h.
+        const int ls[8] = {0, 63, 32, 31, 17, 48, 5, 40};
+        std::vector<std::uint8_t> xs(136);
+        putHalf(xs, 0, halfHalf);
+        std::uint16_t high = 0;
+        for (int b = 0; b < 8; ++b) {
+            xs[4 + b / 2] |= static_cast<std::uint8_t>((ls[b] & 15) << (4 * (b % 2)));
+            high = static_cast<std::uint16_t>(high | ((ls[b] >> 4) << (2 * b)));
+            for (int j = 0; j < 16; ++j)
+                xs[8 + 16 * b + j] =
+                    static_cast<std::uint8_t>(((j + b) & 15) | (((j * 3 + b) & 15) << 4));
+        }
+        xs[2] = static_cast<std::uint8_t>(high);
+        xs[3] = static_cast<std::uint8_t>(high >> 8);
+        out = decode(TensorType::IQ4_XS, xs, 256);
+        QCOMPARE(out[0], 0.5f * -32 * -127); // 2032
+        for (int b = 0; b < 8; ++b)
+            for (int j = 0; j < 16; ++j) {
+                const float dl = 0.5f * static_cast<float>(ls[b] - 32);
+                QCOMPARE(out[32 * b + j], dl * static_cast<float>(levels[(j + b) & 15]));
+                QCOMPARE(out[32 * b + j + 16], dl * static_cast<float>(levels[(j * 3 + b) & 15]));
+            }
+    }
+
+    void q2_KAndQ3_K() {
+        // Element e of the super-block: half h = e / 128, group g = (e % 128) / 32, l = e % 32;
+        // its 2-bit field is bits 2g of qs[32 h + l]; sub-block e / 16.
+        auto field = [](int e) { return (e * 5 + e / 7) & 3; };
+        std::vector<std::uint8_t> q2(84);
+        for (int s = 0; s < 16; ++s)
+            q2[s] = static_cast<std::uint8_t>(((s * 3) & 15) | ((15 - s) << 4));
+        for (int e = 0; e < 256; ++e)
+            q2[16 + 32 * (e / 128) + e % 32] |=
+                static_cast<std::uint8_t>(field(e) << (2 * ((e % 128) / 32)));
+        putHalf(q2, 80, halfHalf);    // d
+        putHalf(q2, 82, halfQuarter); // dmin
+        auto out = decode(TensorType::Q2_K, q2, 256);
+        for (int e = 0; e < 256; ++e) {
+            const int s = e / 16;
+            QCOMPARE(out[e],
+                     0.5f * static_cast<float>((s * 3) & 15) * static_cast<float>(field(e)) -
+                         0.25f * static_cast<float>(15 - s));
+        }
+        // Q3_K: hmask bit (4 h + g) of byte l set: the value is the field, clear: field - 4.
+        // Scale j (6 bits, stored plus 32): low nibble of byte j % 8 (high nibble for j >= 8),
+        // top two bits at bit 2 (j / 4) of byte 8 + j % 4.
+        auto highBit = [](int e) { return (e * 13 + 1) % 3 == 0; };
+        const int scales[16] = {-32, 31, 0, 5, -7, 12, 30, -1, 17, -20, 9, 3, -15, 22, 1, -3};
+        std::vector<std::uint8_t> q3(110);
+        for (int e = 0; e < 256; ++e) {
+            q3[32 + 32 * (e / 128) + e % 32] |=
+                static_cast<std::uint8_t>(field(e) << (2 * ((e % 128) / 32)));
+            if (highBit(e))
+                q3[e % 32] |= static_cast<std::uint8_t>(1 << (4 * (e / 128) + (e % 128) / 32));
+        }
+        for (int j = 0; j < 16; ++j) {
+            const int v = scales[j] + 32;
+            q3[96 + j % 8] |= static_cast<std::uint8_t>((v & 15) << (j < 8 ? 0 : 4));
+            q3[104 + j % 4] |= static_cast<std::uint8_t>((v >> 4) << (2 * (j / 4)));
+        }
+        putHalf(q3, 108, halfTwo);
+        out = decode(TensorType::Q3_K, q3, 256);
+        for (int e = 0; e < 256; ++e)
+            QCOMPARE(out[e], 2.0f * static_cast<float>(scales[e / 16]) *
+                                 static_cast<float>(field(e) - (highBit(e) ? 0 : 4)));
     }
 
     void matchesPythonGgufPackage() {

@@ -1,9 +1,13 @@
-// ggml's Q8_0, Q4_0 and Q4_1 block quantizers (used to write synthetic GGUF files): exact
-// bytes for hand-worked blocks, including rounding ties, clamping and all-zero blocks.
+// ggml's block quantizers (used to write synthetic GGUF files): exact bytes for hand-worked
+// Q8_0 / Q4_0 / Q4_1 / Q5_0 blocks, including rounding ties, clamping and all-zero blocks;
+// every other type round-trips random rows through the host decoder within its bound.
 #include "models/ModelError.hpp"
 #include "models/quant/GgmlQuantize.hpp"
 
 #include <QtTest>
+
+#include <cmath>
+#include <random>
 
 using namespace inferscope::models;
 using Bytes = std::vector<std::uint8_t>;
@@ -15,6 +19,9 @@ private slots:
     void q8_0BlockQuantizer();
     void q4_0();
     void q4_1();
+    void q5_0();
+    void roundTripsEveryType_data();
+    void roundTripsEveryType();
     void zeroBlocks();
     void refusesPartialBlocksAndOtherTypes();
 };
@@ -127,12 +134,77 @@ void TestGgmlQuantize::q4_1() {
     QCOMPARE(back[16], 6.0f);
 }
 
+void TestGgmlQuantize::q5_0() {
+    std::vector<float> x(32, 0.0f);
+    x[0] = -16.0f; // largest magnitude, negative: d = 1
+    x[1] = 15.0f;  // 31.5 -> 31: fifth bit set
+    x[2] = 0.4f;   // 16.9 -> 16: fifth bit set, nibble 0
+    x[17] = -0.6f; // 15.9 -> 15: fifth bit clear
+    const Bytes bytes = quantizeGgml(TensorType::Q5_0, x);
+    QCOMPARE(bytes.size(), std::size_t{22});
+    QCOMPARE(bytes[1], std::uint8_t{0x3C}); // d = 1.0
+    const std::uint32_t qh = bytes[2] | (bytes[3] << 8) | (bytes[4] << 16) | (bytes[5] << 24);
+    QCOMPARE(qh & 1u, 0u);        // element 0: code 0
+    QCOMPARE((qh >> 1) & 1u, 1u); // element 1: code 31
+    QCOMPARE((qh >> 17) & 1u, 0u);
+    QCOMPARE(bytes[6], std::uint8_t{0x00}); // elements 0 and 16: codes 0 and 16 (nibble 0)
+    QCOMPARE(bytes[7], std::uint8_t{0xFF}); // element 1: 31, element 17: 15
+    QCOMPARE(bytes[8], std::uint8_t{0x00}); // element 2: 16, element 18: 16
+    std::vector<float> back(32);
+    dequantize(TensorType::Q5_0, bytes, back);
+    QCOMPARE(back[0], -16.0f);
+    QCOMPARE(back[1], 15.0f);
+    QCOMPARE(back[17], -1.0f);
+}
+
+// Random rows (normal values with a few large ones, as weights have) through the quantizer
+// and the host decoder: the relative error ||x - x^|| / ||x|| stays within the type's bound
+// (1.25 times what these quantizers reached when written; a wrong layout gives about 1).
+void TestGgmlQuantize::roundTripsEveryType_data() {
+    QTest::addColumn<int>("type");
+    QTest::addColumn<double>("bound");
+    const std::pair<TensorType, double> types[] = {
+        {TensorType::Q8_0, 0.011},   {TensorType::Q6_K, 0.033}, {TensorType::Q5_0, 0.085},
+        {TensorType::Q5_1, 0.06},    {TensorType::Q5_K, 0.06},  {TensorType::Q4_0, 0.18},
+        {TensorType::Q4_1, 0.12},    {TensorType::Q4_K, 0.12},  {TensorType::IQ4_NL, 0.135},
+        {TensorType::IQ4_XS, 0.135}, {TensorType::Q3_K, 0.25},  {TensorType::Q2_K, 0.5}};
+    for (const auto& [type, bound] : types)
+        QTest::newRow(std::string(tensorTypeName(type)).c_str()) << int(type) << bound;
+}
+
+void TestGgmlQuantize::roundTripsEveryType() {
+    QFETCH(int, type);
+    QFETCH(double, bound);
+    const auto tensorType = static_cast<TensorType>(type);
+    std::mt19937 rng(7);
+    std::normal_distribution<float> normal(0.0f, 0.02f);
+    std::vector<float> x(4 * 256);
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = normal(rng) * (i % 97 == 3 ? 8.0f : 1.0f);
+    const Bytes bytes = quantizeGgml(tensorType, x);
+    QCOMPARE(std::uint64_t(bytes.size()), tensorBytes(tensorType, x.size()).value());
+    std::vector<float> back(x.size());
+    dequantize(tensorType, bytes, back);
+    double error = 0.0, norm = 0.0;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+        error += double(x[i] - back[i]) * double(x[i] - back[i]);
+        norm += double(x[i]) * double(x[i]);
+    }
+    const double relative = std::sqrt(error / norm);
+    QVERIFY2(relative <= bound, qPrintable(QString("%1: relative error %2 above %3")
+                                               .arg(tensorTypeName(tensorType).data())
+                                               .arg(relative)
+                                               .arg(bound)));
+    qInfo("%s: relative error %.4f", tensorTypeName(tensorType).data(), relative);
+}
+
 void TestGgmlQuantize::zeroBlocks() {
-    const std::vector<float> zeros(64, 0.0f);
-    for (TensorType type : {TensorType::Q8_0, TensorType::Q4_0, TensorType::Q4_1}) {
+    const std::vector<float> zeros(512, 0.0f);
+    for (TensorType type : supportedTensorTypes()) {
+        const auto traits = tensorTypeTraits(type);
+        if (traits.blockElements == 1) continue; // plain floats: not block types
         const Bytes bytes = quantizeGgml(type, zeros);
-        QCOMPARE(bytes.size(), 2 * std::size_t{tensorTypeTraits(type).blockBytes});
-        std::vector<float> back(64, 1.0f);
+        QCOMPARE(bytes.size(), 512 / traits.blockElements * std::size_t{traits.blockBytes});
+        std::vector<float> back(512, 1.0f);
         dequantize(type, bytes, back);
         for (float value : back) QCOMPARE(value, 0.0f);
     }
@@ -143,7 +215,9 @@ void TestGgmlQuantize::refusesPartialBlocksAndOtherTypes() {
     const std::vector<float> values(33, 1.0f);
     QVERIFY_THROWS_EXCEPTION(ModelError, quantizeGgml(TensorType::Q8_0, values));
     QVERIFY_THROWS_EXCEPTION(ModelError,
-                             quantizeGgml(TensorType::Q4_K, std::vector<float>(256, 1.0f)));
+                             quantizeGgml(TensorType::Q4_K, std::vector<float>(288, 1.0f)));
+    QVERIFY_THROWS_EXCEPTION(ModelError,
+                             quantizeGgml(TensorType::F16, std::vector<float>(32, 1.0f)));
     QVERIFY(quantizeGgml(TensorType::Q8_0, std::vector<float>()).empty());
 }
 

@@ -300,10 +300,37 @@ std::vector<Case> cases() {
                    {"token_embd.weight"}});
     all.push_back(patchU32("unknown tensor type",
                            [embd](const Bytes& b) { return tensorInfoAt(b, embd).typeAt; }, 77,
-                           {"token_embd.weight type", "77"}));
-    all.push_back(patchU32("unsupported tensor type Q5_0",
-                           [embd](const Bytes& b) { return tensorInfoAt(b, embd).typeAt; }, 6,
-                           {"token_embd.weight type", "unsupported"}));
+                           {"token_embd.weight type", "GGUF type 77 (not a ggml type)"}));
+    // A type ggml defines that no reader here reads: named, not a number alone.
+    all.push_back(patchU32("unsupported tensor type IQ2_XXS",
+                           [embd](const Bytes& b) { return tensorInfoAt(b, embd).typeAt; }, 16,
+                           {"token_embd.weight type", "unsupported tensor type IQ2_XXS"}));
+    // Every block type: a row that is not whole blocks, and a last tensor of four blocks in a
+    // file cut three blocks short.
+    for (TensorType type : supportedTensorTypes()) {
+        const auto traits = tensorTypeTraits(type);
+        if (traits.blockElements == 1) continue;
+        const std::string name = "extra." + std::string(traits.name);
+        all.push_back({std::string(traits.name) + " row not whole blocks",
+                       [name, type, traits] {
+                           return with([&](GgufWriter& w) {
+                               w.addTensor(name, type, {traits.blockElements / 2, 2},
+                                           Bytes(traits.blockBytes));
+                           });
+                       },
+                       {name + " ne[0]", std::string(traits.name) + " block size " +
+                                             std::to_string(traits.blockElements)}});
+        all.push_back({std::string(traits.name) + " data beyond the end",
+                       [name, type, traits] {
+                           Bytes b = with([&](GgufWriter& w) {
+                               w.addTensor(name, type, {traits.blockElements, 4},
+                                           Bytes(4 * traits.blockBytes));
+                           });
+                           b.resize(b.size() - 3 * traits.blockBytes);
+                           return b;
+                       },
+                       {name + " offset", std::to_string(4 * traits.blockBytes) + " bytes"}});
+    }
     all.push_back({"row not whole blocks",
                    [] {
                        return with([](GgufWriter& w) {
