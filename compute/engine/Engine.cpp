@@ -25,6 +25,23 @@ std::vector<float> concatenate(std::initializer_list<const std::vector<float>*> 
     return joined;
 }
 
+// The activation rows a matrix kernel (matvec, gate-up) reads and writes for `tokens` tokens,
+// with an RMSNorm folded in when `norm` is set: what every matrix dispatch of a step fills.
+template <class Args>
+Args matrixRows(const Buffer& input, std::uint32_t inputStride, const Buffer& output,
+                std::uint32_t outputStride, std::uint32_t tokens, const Buffer* norm = nullptr,
+                float eps = 1e-5f) {
+    Args args;
+    args.input = &input;
+    args.inputStride = inputStride;
+    args.output = &output;
+    args.outputStride = outputStride;
+    args.tokens = tokens;
+    args.normWeight = norm;
+    args.eps = eps;
+    return args;
+}
+
 } // namespace
 
 EngineBufferPlan planEngineBuffers(const models::ModelConfig& c, const EngineOptions& options,
@@ -640,14 +657,8 @@ void Engine::runChunk(std::span<const TokenRow> rows, std::size_t firstRow,
         if (c.qkNorm) {
             // Q/K norm needs whole heads: a plain projection (RMSNorm folded in) to Q|K|V
             // rows, then qk_norm_rope normalizes, rotates and fills the cache.
-            MatvecArgs projection;
-            projection.input = &b.hidden;
-            projection.inputStride = b.hiddenStride;
-            projection.output = &b.qkvRows;
-            projection.outputStride = b.qkvStride;
-            projection.tokens = n;
-            projection.normWeight = &layer.attnNorm;
-            projection.eps = c.rmsNormEps;
+            auto projection = matrixRows<MatvecArgs>(b.hidden, b.hiddenStride, b.qkvRows,
+                                                     b.qkvStride, n, &layer.attnNorm, c.rmsNormEps);
             projection.bias = c.qkvBias ? &layer.qkvBias : nullptr;
             matvecChunks(rec, layer.qkv, projection, "qkv");
             QkNormRopeArgs norm;
@@ -697,12 +708,8 @@ void Engine::runChunk(std::span<const TokenRow> rows, std::size_t firstRow,
         postNorm.tokens = n;
         postNorm.eps = c.rmsNormEps;
 
-        MatvecArgs out;
-        out.input = &b.attention;
-        out.inputStride = b.queryStride;
-        out.output = c.postNorms ? &b.blockOutput : &b.hidden;
-        out.outputStride = b.hiddenStride;
-        out.tokens = n;
+        const Buffer& blockSum = c.postNorms ? b.blockOutput : b.hidden;
+        auto out = matrixRows<MatvecArgs>(b.attention, b.queryStride, blockSum, b.hiddenStride, n);
         out.residual = !c.postNorms;
         matvecChunks(rec, layer.output, out, "attn_out");
         if (c.postNorms) {
@@ -710,14 +717,8 @@ void Engine::runChunk(std::span<const TokenRow> rows, std::size_t firstRow,
             kernels_->addNorm(rec, postNorm, "attn_post_norm");
         }
 
-        GateUpArgs gateUp;
-        gateUp.input = &b.hidden;
-        gateUp.inputStride = b.hiddenStride;
-        gateUp.output = &b.ffn;
-        gateUp.outputStride = b.ffnStride;
-        gateUp.tokens = n;
-        gateUp.normWeight = &layer.ffnNorm;
-        gateUp.eps = c.rmsNormEps;
+        auto gateUp = matrixRows<GateUpArgs>(b.hidden, b.hiddenStride, b.ffn, b.ffnStride, n,
+                                             &layer.ffnNorm, c.rmsNormEps);
         gateUp.gelu = c.activation == models::FfnActivation::GeluTanh;
         for (std::uint32_t i = 0; i < layer.gateUp.chunkCount(); ++i) {
             gateUp.weights = &layer.gateUp.chunks[i];
@@ -725,12 +726,7 @@ void Engine::runChunk(std::span<const TokenRow> rows, std::size_t firstRow,
             kernels_->ffnGateUp(rec, gateUp, "ffn_gateup");
         }
 
-        MatvecArgs down;
-        down.input = &b.ffn;
-        down.inputStride = b.ffnStride;
-        down.output = c.postNorms ? &b.blockOutput : &b.hidden;
-        down.outputStride = b.hiddenStride;
-        down.tokens = n;
+        auto down = matrixRows<MatvecArgs>(b.ffn, b.ffnStride, blockSum, b.hiddenStride, n);
         down.residual = !c.postNorms;
         down.probe = probeResidual && !c.postNorms ? &b.residualMax : nullptr;
         down.probeBase = l * b.hiddenStride;
@@ -746,14 +742,8 @@ void Engine::runChunk(std::span<const TokenRow> rows, std::size_t firstRow,
                      "residual_copy");
     }
     if (outputs) {
-        MatvecArgs head;
-        head.input = &b.hidden;
-        head.inputStride = b.hiddenStride;
-        head.output = &b.logits;
-        head.outputStride = c.vocabSize;
-        head.tokens = outputs;
-        head.normWeight = &b.outputNorm;
-        head.eps = c.rmsNormEps;
+        auto head = matrixRows<MatvecArgs>(b.hidden, b.hiddenStride, b.logits, c.vocabSize, outputs,
+                                           &b.outputNorm, c.rmsNormEps);
         head.gather = &b.gather;
         matvecChunks(rec, b.head(), head, "output_head");
         kernels_->argmax(rec, b.logits, c.vocabSize, c.vocabSize, outputs, b.argmax, "argmax");
