@@ -1,5 +1,7 @@
 #include "compute/experiments/report/ReportHtml.hpp"
 
+#include "models/tokenizer/Utf8.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -139,32 +141,9 @@ const char* agreementName(Agreement agreement) {
     return "?";
 }
 
-std::string validUtf8(const std::string& text) {
-    std::string out;
-    out.reserve(text.size());
-    for (std::size_t i = 0; i < text.size();) {
-        const auto byte = static_cast<unsigned char>(text[i]);
-        const std::size_t length = byte < 0x80           ? 1
-                                   : (byte >> 5) == 0x6  ? 2
-                                   : (byte >> 4) == 0xe  ? 3
-                                   : (byte >> 3) == 0x1e ? 4
-                                                         : 0;
-        bool ok = length > 0 && i + length <= text.size();
-        for (std::size_t k = 1; ok && k < length; ++k)
-            ok = (static_cast<unsigned char>(text[i + k]) >> 6) == 0x2;
-        if (ok) {
-            out.append(text, i, length);
-            i += length;
-        } else {
-            out += "\xEF\xBF\xBD"; // U+FFFD for a byte that starts no valid sequence
-            ++i;
-        }
-    }
-    return out;
-}
-
 std::string escapeXml(const std::string& raw) {
-    const std::string text = validUtf8(raw);
+    // Bytes that are not UTF-8 (a token cut inside a character) become U+FFFD.
+    const std::string text = models::detail::sanitizeUtf8(raw);
     std::string out;
     out.reserve(text.size());
     for (char c : text) {

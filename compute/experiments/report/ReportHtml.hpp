@@ -10,9 +10,8 @@
 
 namespace inferscope::compute::experiments {
 
-// Bytes that are not UTF-8 (a token cut inside a character) replaced by U+FFFD.
-std::string validUtf8(const std::string& text);
-// Text made safe for element content and attribute values (& < > " ').
+// Text made safe for element content and attribute values (& < > " '), with bytes that are
+// not UTF-8 replaced by U+FFFD.
 std::string escapeXml(const std::string& text);
 // One chart as an <svg> element: title, axis titles, ticks, a legend; every series has its
 // own dash pattern and marker shape as well as its colour, so it reads in black and white.
