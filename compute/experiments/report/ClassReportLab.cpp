@@ -23,7 +23,8 @@ constexpr std::array<ItemComposer, 14> kComposers{
 // Rough share of a quick report's time per item (seconds measured on two lavapipe cores with
 // the default model), for the estimate of the time left before an item has run; once some
 // items have run, the elapsed time rescales these.
-constexpr std::array<double, 14> kItemWeights{20, 8, 1, 25, 1, 15, 30, 15, 10, 1, 40, 30, 5, 1};
+constexpr std::array<double, 14> kItemWeights{11, 1.5, 0.1, 18, 0.1, 12, 30,
+                                              6,  1,   0.1, 50, 25,  1,  0.1};
 
 std::string duration(double seconds) {
     const auto s = std::int64_t(std::lround(seconds));
@@ -43,13 +44,15 @@ ReportProfile reportProfile(const std::string& name) {
         p.benchContexts = {16, 256};
         p.benchDecodeSteps = 4;
         p.batches = {1, 2, 4, 8, 16};
-        p.schedulerRequests = 16;
+        p.schedulerRequests = 12;
+        p.schedulerLongest = 64;
         p.schedulerSlots = 8;
-        p.perplexityTokens = 64;
-        p.batteryQuestions = 2;
-        p.speculativePositions = 24;
-        p.speculativeRunTokens = 16;
+        p.perplexityTokens = 64; // the shortest perplexity window (kMinimumPerplexityTokens)
+        p.batteryQuestions = 1;
+        p.speculativePositions = 16;
+        p.speculativeRunTokens = 12;
         p.speculativeLengths = {4};
+        p.speculativeDrafts = {"int4-g128"};
         return p;
     }
     if (name == "full") {

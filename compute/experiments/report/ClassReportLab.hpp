@@ -35,6 +35,8 @@ struct ReportProfile {
     std::uint32_t speculativePositions = 32; // item 12
     std::int32_t speculativeRunTokens = 16;
     std::vector<std::uint32_t> speculativeLengths;
+    std::vector<std::string> speculativeDrafts; // empty: the study's own list
+    std::uint32_t schedulerLongest = 231;       // the mix's longest request (the chapter's: 231)
 };
 ReportProfile reportProfile(const std::string& name); // "quick" or "full"; else invalid_argument
 

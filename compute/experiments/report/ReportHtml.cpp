@@ -8,6 +8,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
+#include <string_view>
 
 namespace inferscope::compute::experiments {
 
@@ -30,6 +31,9 @@ constexpr SeriesStyle kStyles[] = {
 };
 
 std::string number(double value, const char* format = "%.4g") {
+    // Whole tick values as the chapter prints numbers ("10,000"), the rest in 4 digits.
+    if (std::string_view(format) == "%.4g" && value == std::floor(value) && std::fabs(value) < 1e15)
+        return groupThousands(std::int64_t(value));
     char text[64];
     std::snprintf(text, sizeof text, format, value);
     return text;
@@ -175,7 +179,7 @@ std::string escapeXml(const std::string& raw) {
 }
 
 std::string renderSvgChart(const ReportChart& chart) {
-    const double width = 720, left = 86, right = 24, top = 46, plotHeight = 250;
+    const double width = 720, left = 86, right = 40, top = 46, plotHeight = 250;
     const double plotBottom = top + plotHeight, plotRight = width - right;
     const double legendTop = plotBottom + 58;
     const double height = legendTop + 20.0 * double(chart.series.size()) + 8;

@@ -222,7 +222,8 @@ void composeSpeculative(ReportSection& s, ReportRun& run) {
     s.labs = {"SpeculativeLab"};
     SpeculativeRequest request;
     request.chat = run.chat();
-    request.study.draftFormats = {"int8-row", "int4-g128"};
+    if (!run.profile.speculativeDrafts.empty())
+        request.study.draftFormats = run.profile.speculativeDrafts;
     request.study.positions = run.profile.speculativePositions;
     request.study.runTokens = run.profile.speculativeRunTokens;
     request.study.runDraftLengths = run.profile.speculativeLengths;
@@ -319,31 +320,54 @@ void composeBudget(ReportSection& s, ReportRun& run) {
     for (const auto& preset : shippedModelPresets()) shapes.push_back(preset);
     const auto tables = memoryBudgetTables(shapes, BudgetQuery{});
     s.tables = tables;
-    auto contextFor = [&](const std::string& device, const std::string& model,
-                          const std::string& weights) -> std::optional<double> {
+    // The row of a preset at a weight precision on a device size.
+    struct BudgetRow {
+        double context = 0, weightBytes = 0, kvPerToken = 0;
+    };
+    auto rowFor = [&](const std::string& device, const std::string& model,
+                      const std::string& weights) -> std::optional<BudgetRow> {
         const Table* t = findTable(tables, "memory-budget-" + device);
         if (!t) return std::nullopt;
         for (std::size_t r = 0; r < t->rows.size(); ++r)
             if (std::get<std::string>(t->at(r, "model")).find(model) != std::string::npos &&
                 std::get<std::string>(t->at(r, "weights")) == weights)
-                return numberAt(*t, r, "context tokens");
+                return BudgetRow{*numberAt(*t, r, "context tokens"),
+                                 *numberAt(*t, r, "weight bytes"),
+                                 *numberAt(*t, r, "KV per token")};
         return std::nullopt;
     };
-    std::string devices;
-    for (const auto& t : tables) devices += t.id + " ";
-    const auto seven = contextFor("16-GiB", "7B class", "int8");
-    const auto thirteen = contextFor("16-GiB", "13B class", "int8");
-    const auto small = contextFor("8-GiB", "13B class", "int4");
+    auto contextFor = [&](const std::string& device, const std::string& model,
+                          const std::string& weights) -> std::optional<double> {
+        const auto row = rowFor(device, model, weights);
+        return row ? std::optional<double>(row->context) : std::nullopt;
+    };
+    const auto seven = rowFor("16-GiB", "7B class", "int8");
+    const auto thirteen = rowFor("16-GiB", "13B class", "int8");
+    const auto small = rowFor("8-GiB", "13B class", "int4");
     if (!seven || !thirteen || !small)
-        throw std::runtime_error("the budget tables lack the 7B/13B rows (tables: " + devices +
-                                 ")");
-    s.agreement = near(*seven, 65378, 0.01) && near(*thirteen, 3136, 0.01) ? Agreement::Agrees
-                                                                           : Agreement::Differs;
-    s.verdict = "On 16 GB in int8 the 7B class holds " + groupThousands(std::int64_t(*seven)) +
-                " tokens of context and the 13B class " + groupThousands(std::int64_t(*thirteen)) +
-                " (the chapter: 65,378 and 3,136); a 13B in int4 on 8 GB has " +
-                groupThousands(std::int64_t(*small)) +
-                " tokens (the chapter: 337). The loaded model's row is in each table.";
+        throw std::runtime_error("the budget tables lack the 7B and 13B class rows");
+    // What device the chapter's context implies beside these weights and this KV per token.
+    auto implied = [](const BudgetRow& row, double chapterContext) {
+        return fixed((row.weightBytes + chapterContext * row.kvPerToken) / 1e9, 2) + " GB";
+    };
+    s.agreement = near(seven->context, 65378, 0.01) && near(thirteen->context, 3136, 0.01)
+                      ? Agreement::Agrees
+                      : Agreement::Differs;
+    s.verdict =
+        "On 16 GiB (17.18 GB) in int8 the 7B class holds " +
+        groupThousands(std::int64_t(seven->context)) + " tokens of context and the 13B class " +
+        groupThousands(std::int64_t(thirteen->context)) +
+        " (the chapter: 65,378 and 3,136); a 13B in int4 on 8 GiB has " +
+        groupThousands(std::int64_t(small->context)) +
+        " tokens (the chapter: 337). KV per token agrees with the chapter's 128 KB and 800 KB: " +
+        groupThousands(std::int64_t(seven->kvPerToken)) + " and " +
+        groupThousands(std::int64_t(thirteen->kvPerToken)) + " bytes. With these weights (" +
+        fixed(seven->weightBytes / 1e9, 2) + " and " + fixed(thirteen->weightBytes / 1e9, 2) +
+        " GB) the chapter's contexts imply devices of " + implied(*seven, 65378) + ", " +
+        implied(*thirteen, 3136) + " and " + implied(*small, 337) +
+        ": its sizes count memory another way (decimal GB, a reserve, other parameter counts), "
+        "so the contexts differ while the formula is the same. The loaded model's row is in "
+        "each table.";
     ReportSeries sevenSeries{"7B class (GQA), int8", {}},
         thirteenSeries{"13B class (MHA), int8", {}};
     for (const char* device : {"8-GiB", "16-GiB", "24-GiB", "80-GiB"}) {
@@ -360,8 +384,8 @@ void composeBudget(ReportSection& s, ReportRun& run) {
                  false,
                  true,
                  {sevenSeries, thirteenSeries},
-                 "At 16 GiB: " + groupThousands(std::int64_t(*seven)) + " vs " +
-                     groupThousands(std::int64_t(*thirteen)) +
+                 "At 16 GiB: " + groupThousands(std::int64_t(seven->context)) + " vs " +
+                     groupThousands(std::int64_t(thirteen->context)) +
                      " tokens (values below 1 drawn at 1)."}};
 }
 
