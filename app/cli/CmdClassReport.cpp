@@ -130,10 +130,10 @@ static int runClassReport(const CommandArgs& args, std::ostream& out) {
     compute::LabSession session;
     compute::LoadOptions load;
     load.choice = backend.choice;
-    control.report("loading the model");
-    session.load(modelPath, load, control);
     ex::ClassReport report;
     try {
+        control.report("loading the model");
+        session.load(modelPath, load, control);
         report = ex::ClassReportLab::run(session, request, control);
     } catch (const compute::JobCancelled&) {
         std::cerr << "class-report: cancelled; no file written\n";

@@ -2,11 +2,13 @@
 // that parses as XML, holds a section per chapter item with a verdict, a non-empty SVG per
 // chart and every table as JSON; a headless Chromium renders it with no console message and
 // every chart in its DOM, prints it to PDF; --compare finds a changed cell and its delta; bad
-// arguments are one clear error and leave no file. Chromium is a test dependency installed by
-// scripts/setup (scripts/debian-packages.d/class-report.txt): missing, this test skips, and
-// fails when INFERSCOPE_REQUIRE_MODEL asks for every prerequisite (scripts/test, CI).
+// arguments are one clear error and leave no file, and so does Ctrl-C during the run. Chromium is a
+// test dependency installed by scripts/setup (scripts/debian-packages.d/class-report.txt): missing,
+// this test skips, and fails when INFERSCOPE_REQUIRE_MODEL asks for every prerequisite
+// (scripts/test, CI).
 #include "compute/experiments/report/ReportHtml.hpp"
 #include "tests/SyntheticModels.hpp"
+#include "tests/TestTime.hpp"
 #include "tests/app/CliRunner.hpp"
 
 #include <QDir>
@@ -17,9 +19,13 @@
 #include <QXmlStreamReader>
 #include <QtTest>
 
+#include <chrono>
+#include <csignal>
 #include <fstream>
+#include <iostream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <thread>
 
 using namespace inferscope;
 using inferscope::tests::runCli;
@@ -67,8 +73,17 @@ private slots:
         QVERIFY(dir_.isValid());
         model_ = tests::writeTwoLayerGqaModel(dir_.filePath("synthetic.gguf").toStdString());
         html_ = dir_.filePath("report.html");
-        const auto r = runCli({"class-report", model_, "-o", html_.toStdString(), "--quiet"});
+        std::ostringstream progress;
+        auto* previous = std::cerr.rdbuf(progress.rdbuf());
+        const auto r = runCli({"class-report", model_, "-o", html_.toStdString()});
+        std::cerr.rdbuf(previous);
         QVERIFY2(r.status == 0, r.err.c_str());
+        // Progress on stderr, each item's line with an estimate of the time left.
+        const std::string lines = progress.str();
+        for (int item = 1; item <= 14; ++item)
+            QVERIFY2(lines.find("item " + std::to_string(item) + " (") != std::string::npos,
+                     lines.c_str());
+        QVERIFY2(lines.find(" left") != std::string::npos, lines.c_str());
         QVERIFY2(r.out.find("wrote ") == 0, r.out.c_str());
         QVERIFY(!QFile::exists(html_ + ".partial"));
         text_ = readAll(html_);
@@ -173,6 +188,26 @@ private slots:
         QCOMPARE(cells.size(), std::size_t(1));
         QCOMPARE(cells.at(0).at(5).get<double>(), 1.0); // delta
         QVERIFY(cells.at(0).at(0).get<std::string>().find("item 14") == 0);
+    }
+
+    void interruptCancelsAndLeavesNoFile() {
+        // Ctrl-C while the labs run: the report stops, status 130, no file and no temporary.
+        const QString out = dir_.filePath("interrupted.html");
+        std::thread interrupt([] {
+            std::this_thread::sleep_for(std::chrono::milliseconds(tests::scaledMs(1500)));
+            std::raise(SIGINT);
+        });
+        // The command's progress and its cancel line go to std::cerr, as every command's do.
+        std::ostringstream progress;
+        auto* previous = std::cerr.rdbuf(progress.rdbuf());
+        const auto r = runCli({"class-report", model_, "-o", out.toStdString()});
+        std::cerr.rdbuf(previous);
+        interrupt.join();
+        const std::string err = progress.str();
+        QCOMPARE(r.status, 130);
+        QVERIFY2(err.find("cancelled; no file written") != std::string::npos, err.c_str());
+        QVERIFY(!QFile::exists(out));
+        QVERIFY(!QFile::exists(out + ".partial"));
     }
 
     void badArgumentsLeaveNoFile() {

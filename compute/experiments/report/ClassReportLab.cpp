@@ -129,14 +129,14 @@ ClassReport ClassReportLab::run(LabContext& lab, const Request& request,
         const std::string prefix = "item " + std::to_string(item) + " (" +
                                    std::to_string(index + 1) + " of " +
                                    std::to_string(items.size()) + "): " + claim.title;
-        const std::string estimate = "about " + duration(left) + " left" +
-                                     (doneWeight > 0 ? "" : " (estimated before any item ran)");
+        const std::string estimate =
+            "about " + duration(left) + " left" + (doneWeight > 0 ? "" : ", a first guess");
         control.report(prefix + ", " + estimate, percent);
         // The lab's own stages, under the item's name; its cancel is the report's.
         JobControl itemControl;
         itemControl.cancel = control.cancel;
         itemControl.progress = [&](const std::string& stage, int) {
-            control.report(prefix + ": " + stage + " (" + estimate + ")", percent);
+            control.report(prefix + ": " + stage + "; " + estimate, percent);
         };
         ReportSection section;
         section.chapter = claim;

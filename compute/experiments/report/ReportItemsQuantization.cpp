@@ -46,8 +46,10 @@ const ActivationReportLab::Result& activationRun(ReportRun& run) {
 void composeWeightError(ReportSection& s, ReportRun& run) {
     s.labs = {"WeightReportLab"};
     WeightReportOptions request;
-    if (!run.profile.allSchemes)
-        request.schemes = schemes({"int8-row", "int4-tensor", "int4-row", "int4-g128", "nf4-b64"});
+    request.schemes =
+        run.profile.allSchemes
+            ? models::standardQuantSchemes()
+            : schemes({"int8-row", "int4-tensor", "int4-row", "int4-g128", "nf4-b64"});
     s.tables = WeightReportLab::run(run.lab, request, run.control);
     const Table& e = requireTable(s.tables, "weight-error");
     const double tensorWorst = errorOf(e, "int4-tensor", "worst error");
