@@ -83,7 +83,7 @@ void ClassReportPanel::attach(const PanelContext& context) {
 }
 
 std::optional<quint64> ClassReportPanel::runScripted() {
-    return writeReport({}, {14});
+    return writeReport({}, {13, 14});
 }
 
 QString ClassReportPanel::emptyReason() const {

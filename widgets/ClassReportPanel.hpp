@@ -26,7 +26,8 @@ public:
 
     explicit ClassReportPanel(QWidget* parent = nullptr);
     void attach(const PanelContext& context) override;
-    // The scripted run: the report of item 14 alone (the memory budget: no engine time).
+    // The scripted run: items 13 and 14 alone (soft labels and the budget: seconds), shown,
+    // not written.
     std::optional<quint64> runScripted() override;
     QList<QAction*> fileActions() override { return {reportAction_}; }
     QString emptyReason() const override;
