@@ -12,11 +12,12 @@ namespace inferscope::cli {
 extern const CliCommand devicesCommand, infoCommand, tokenizeCommand, generateCommand,
     perplexityCommand, benchCommand, attentionCommand, macsCommand, softlabelsCommand,
     speculativeCommand, budgetCommand, batchCommand, scheduleCommand, synthesizeCommand,
-    reportCommand;
+    reportCommand, classReportCommand;
 const CliCommand* const kCommands[] = {
-    &devicesCommand, &infoCommand,      &tokenizeCommand, &generateCommand,   &perplexityCommand,
-    &benchCommand,   &attentionCommand, &macsCommand,     &softlabelsCommand, &speculativeCommand,
-    &budgetCommand,  &batchCommand,     &scheduleCommand, &synthesizeCommand, &reportCommand,
+    &devicesCommand,    &infoCommand,        &tokenizeCommand,  &generateCommand,
+    &perplexityCommand, &benchCommand,       &attentionCommand, &macsCommand,
+    &softlabelsCommand, &speculativeCommand, &budgetCommand,    &batchCommand,
+    &scheduleCommand,   &synthesizeCommand,  &reportCommand,    &classReportCommand,
 };
 
 std::span<const CliCommand* const> cliCommands() {

@@ -4,6 +4,7 @@
 #include "widgets/AttentionCostPanel.hpp"
 #include "widgets/BatchingPanel.hpp"
 #include "widgets/CachingPanel.hpp"
+#include "widgets/ClassReportPanel.hpp"
 #include "widgets/KernelTimingsPanel.hpp"
 #include "widgets/KvBlocksPanel.hpp"
 #include "widgets/KvCachePanel.hpp"
@@ -62,6 +63,8 @@ const QList<PanelSpec>& panelRegistry() {
         {"kv-blocks", g[2], tr("KV blocks"), "schedule", true, build<widgets::KvBlocksPanel>()},
         {"memory-budget", g[1], tr("Budget"), "budget", false, build<widgets::MemoryBudgetPanel>()},
         {"model-card", g[0], tr("Model"), "info", false, build<widgets::ModelCardPanel>()},
+        {"class-report", g[0], tr("Report"), "class-report", false,
+         build<widgets::ClassReportPanel>()},
     };
     return panels;
 }
