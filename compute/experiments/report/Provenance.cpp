@@ -1,6 +1,5 @@
 #include "compute/experiments/report/Provenance.hpp"
 
-#include "compute/ResourcePaths.hpp"
 #include "compute/Table.hpp"
 
 #include <algorithm>
@@ -159,9 +158,9 @@ std::string cpuDescription() {
 }
 
 std::string sourceCommit() {
-    const auto presets = findResource("model-presets.json");
-    if (!presets) return "unknown (no source tree beside the resources)";
-    const auto tree = presets->parent_path().parent_path();
+    // The tree the program was built from (resources are embedded, so nothing else leads there);
+    // an installed copy whose tree is gone says so.
+    const std::filesystem::path tree = INFERSCOPE_SOURCE_TREE;
     if (!std::filesystem::exists(tree / ".git"))
         return "unknown (" + tree.string() + " is no git tree)";
     const std::string quoted = "'" + tree.string() + "'";
