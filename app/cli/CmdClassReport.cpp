@@ -10,11 +10,17 @@
 #include "compute/experiments/report/ReportHtml.hpp"
 #include "compute/session/LabSession.hpp"
 
+#ifdef INFERSCOPE_CLI_PDF
+#include "widgets/ReportPdf.hpp"
+#include <QGuiApplication>
+#endif
+
 #include <atomic>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -49,6 +55,30 @@ private:
     void (*previousInt_)(int) = SIG_DFL;
     void (*previousTerm_)(int) = SIG_DFL;
 };
+
+// The PDF is drawn by Qt (widgets/ReportPdf, the window's writer): a GUI application object
+// without a window, on the offscreen platform unless one is chosen, for the length of the write.
+void writeReportPdf(const ex::ClassReport& report, const std::filesystem::path& path) {
+#ifdef INFERSCOPE_CLI_PDF
+    std::unique_ptr<QGuiApplication> application;
+    if (!QCoreApplication::instance()) {
+        if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
+        static int argc = 1;
+        static char name[] = "inferscope-cli";
+        static char* argv[] = {name, nullptr};
+        application = std::make_unique<QGuiApplication>(argc, argv);
+    } else if (!qobject_cast<QGuiApplication*>(QCoreApplication::instance())) {
+        throw std::runtime_error("--pdf: this process has a Qt application without a GUI to "
+                                 "draw with");
+    }
+    QString error;
+    if (!widgets::writeReportPdf(report, QString::fromStdString(path.string()), &error))
+        throw std::runtime_error("--pdf: " + error.toStdString());
+#else
+    (void)report;
+    (void)path;
+#endif
+}
 
 std::string readFile(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
@@ -94,9 +124,18 @@ static int runClassReport(const CommandArgs& args, std::ostream& out) {
     a.requirePositionals({"MODEL"});
     const auto output = a.value("-o");
     if (!output) throw UsageError("missing -o report.html", true);
-    if (a.value("--pdf"))
-        throw UsageError("--pdf: inferscope-cli has no Qt to write PDF; the window writes the "
-                         "same report as PDF (File > Class report...), or print the HTML");
+    const auto pdf = a.value("--pdf");
+#ifndef INFERSCOPE_CLI_PDF
+    if (pdf)
+        throw UsageError("--pdf: this inferscope-cli was built without Qt's GUI modules "
+                         "(INFERSCOPE_BUILD_GUI=OFF); print the HTML instead");
+#endif
+    if (pdf) {
+        const std::filesystem::path pdfPath(*pdf);
+        const auto pdfFolder = pdfPath.has_parent_path() ? pdfPath.parent_path() : ".";
+        if (!std::filesystem::is_directory(pdfFolder))
+            throw UsageError("--pdf: the folder '" + pdfFolder.string() + "' does not exist");
+    }
     ex::ClassReportRequest request;
     try {
         request.profile = ex::reportProfile(a.valueOr("--profile", "quick"));
@@ -151,21 +190,23 @@ static int runClassReport(const CommandArgs& args, std::ostream& out) {
         }
     }
     std::filesystem::rename(temporary, target);
+    if (pdf) writeReportPdf(report, *pdf);
     std::size_t agree = 0, differ = 0, missing = 0;
     for (const auto& s : report.sections)
         (s.agreement == ex::Agreement::Agrees    ? agree
          : s.agreement == ex::Agreement::Differs ? differ
                                                  : missing)++;
-    out << "wrote " << target.string() << ": " << report.sections.size() << " items (" << agree
-        << " agree, " << differ << " differ, " << missing << " not measured) in "
-        << compute::fixed(report.totalSeconds, 1) << " s, profile " << report.profile << "\n";
+    out << "wrote " << target.string() << (pdf ? " and " + *pdf : std::string()) << ": "
+        << report.sections.size() << " items (" << agree << " agree, " << differ << " differ, "
+        << missing << " not measured) in " << compute::fixed(report.totalSeconds, 1)
+        << " s, profile " << report.profile << "\n";
     return 0;
 }
 
 extern const CliCommand classReportCommand{
     "class-report",
-    "  class-report MODEL -o report.html [--profile quick|full] [--items 1,4,...]\n"
-    "               [--device N] [--format F]\n"
+    "  class-report MODEL -o report.html [--pdf report.pdf] [--profile quick|full]\n"
+    "               [--items 1,4,...] [--device N] [--format F]\n"
     "  class-report --compare OLD.html NEW.html [--json]\n"
     "                                   every chapter lab on the model: one self-contained\n"
     "                                   HTML file, the chapter's figure beside this\n"

@@ -75,9 +75,16 @@ private slots:
         html_ = dir_.filePath("report.html");
         std::ostringstream progress;
         auto* previous = std::cerr.rdbuf(progress.rdbuf());
-        const auto r = runCli({"class-report", model_, "-o", html_.toStdString()});
+        const QString pdf = dir_.filePath("report.pdf");
+        const auto r =
+            runCli({"class-report", model_, "-o", html_.toStdString(), "--pdf", pdf.toStdString()});
         std::cerr.rdbuf(previous);
         QVERIFY2(r.status == 0, r.err.c_str());
+        // The same report as PDF, by Qt's writer (the window's), beside the HTML.
+        QFile written(pdf);
+        QVERIFY(written.open(QIODevice::ReadOnly));
+        QCOMPARE(written.read(4), QByteArray("%PDF"));
+        QVERIFY(written.size() > 10000);
         // Progress on stderr, each item's line with an estimate of the time left.
         const std::string lines = progress.str();
         for (int item = 1; item <= 14; ++item)
@@ -236,5 +243,5 @@ private:
     std::string text_;
 };
 
-QTEST_GUILESS_MAIN(TestCliClassReport)
+QTEST_MAIN(TestCliClassReport) // --pdf draws with Qt's GUI modules
 #include "test_cli_class_report.moc"
