@@ -292,6 +292,76 @@ std::string typeOf(const Json& node) {
     return type && type->is_string() ? type->get<std::string>() : std::string();
 }
 
+// Our decode is the family's: byte-level maps the bytes back; SentencePiece writes "▁" as a
+// space and <0xXX> tokens as their bytes, and drops the space the encoder prepended. A decoder
+// (or one of its options) that renders the ids otherwise is refused, naming it; no decoder
+// leaves the family's rule.
+void checkDecoder(const Json* decoder, const TokenizerData& data, bool byteFallback,
+                  const std::string& source) {
+    std::vector<const Json*> steps;
+    flattenSequence(decoder, "decoders", steps, source, "decoder");
+    if (steps.empty()) return;
+    auto refuse = [&](std::size_t i, const std::string& why) {
+        throw ModelError(source, "decoder[" + std::to_string(i) + "]", std::nullopt,
+                         "decoder '" + typeOf(*steps[i]) + "' " + why +
+                             " is not supported (our decode would differ)");
+    };
+    auto stringField = [](const Json& node, const char* key) {
+        const Json* value = findField(node, key);
+        return value && value->is_string() ? value->get<std::string>() : std::string("\x01");
+    };
+    auto integerField = [](const Json& node, const char* key) {
+        const Json* value = findField(node, key);
+        return value && value->is_number_integer() && value->get<std::int64_t>() >= 0
+                   ? value->get<std::uint64_t>()
+                   : ~0ull;
+    };
+    bool spacesRestored = false, prefixStripped = false;
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+        const Json& step = *steps[i];
+        const std::string type = typeOf(step);
+        if (data.kind == TokenizerKind::ByteLevelBpe) {
+            if (type != "ByteLevel") refuse(i, "on a byte-level vocabulary");
+            continue;
+        }
+        if (type == "ByteFallback" || type == "Fuse") continue;
+        if (type == "Replace") {
+            const Json* pattern = findField(step, "pattern");
+            const Json* from =
+                pattern && pattern->is_object() ? findField(*pattern, "String") : nullptr;
+            if (!from || *from != "\u2581" || stringField(step, "content") != " ")
+                refuse(i, "other than \"▁\" -> \" \"");
+            spacesRestored = true;
+        } else if (type == "Strip") {
+            if (stringField(step, "content") != " " || integerField(step, "stop") != 0 ||
+                integerField(step, "start") > 1)
+                refuse(i, "other than one leading space");
+            prefixStripped = integerField(step, "start") == 1;
+        } else if (type == "Metaspace") {
+            if (stringField(step, "replacement") != "\u2581") refuse(i, "with another replacement");
+            if (byteFallback) refuse(i, "with byte fallback (it prints <0xXX> tokens as text)");
+            const Json* scheme = findField(step, "prepend_scheme");
+            const Json* addPrefix = findField(step, "add_prefix_space");
+            spacesRestored = true;
+            prefixStripped =
+                scheme && scheme->is_string()
+                    ? scheme->get<std::string>() != "never"
+                    : !(addPrefix && addPrefix->is_boolean()) || addPrefix->get<bool>();
+        } else {
+            refuse(i, "on a SentencePiece-style vocabulary");
+        }
+    }
+    if (data.kind == TokenizerKind::SentencePieceBpe && !spacesRestored)
+        throw ModelError(source, "decoder", std::nullopt,
+                         "keeps \"▁\" in the text; not supported (our decode would differ)");
+    if (data.kind == TokenizerKind::SentencePieceBpe && prefixStripped != data.addSpacePrefix)
+        throw ModelError(source, "decoder", std::nullopt,
+                         std::string(prefixStripped ? "strips a leading space the encoder never "
+                                                      "adds"
+                                                    : "keeps the leading space the encoder adds") +
+                             "; not supported (our decode would differ)");
+}
+
 // A token written in tokenizer_config.json: a string, or an AddedToken object.
 std::optional<std::string> configToken(const Json* config, const char* key,
                                        const std::string& source) {
@@ -485,16 +555,31 @@ TokenizerData parseHfTokenizer(const nlohmann::json& tokenizer,
     flattenSequence(findField(tokenizer, "normalizer"), "normalizers", normalizers, source,
                     "normalizer");
     bool byteLevel = false, metaspace = false, prependSpace = false;
-    for (const Json* node : preTokenizers) {
+    bool metaspacePrefixRules = false, prefixFirstOnly = false;
+    for (std::size_t i = 0; i < preTokenizers.size(); ++i) {
+        const Json* node = preTokenizers[i];
         const std::string type = typeOf(*node);
         if (type == "ByteLevel") byteLevel = true;
         if (type == "Metaspace") {
             metaspace = true;
+            // Splitting at every "▁" keeps merges inside words; our SentencePiece encoder
+            // merges across them (as sentencepiece's own vocabularies never need).
+            const std::string field = "pre_tokenizer[" + std::to_string(i) + "]";
+            if (optionalBool(*node, source, "split").value_or(false))
+                throw ModelError(source, field + ".split", std::nullopt,
+                                 "a Metaspace split at every \"▁\" is not supported (it "
+                                 "changes the ids)");
+            const Json* replacement = findField(*node, "replacement");
+            if (replacement && *replacement != "\u2581")
+                throw ModelError(source, field + ".replacement", std::nullopt,
+                                 "a Metaspace replacement other than \"▁\" is not supported");
             const Json* scheme = findField(*node, "prepend_scheme");
             const Json* addPrefix = findField(*node, "add_prefix_space");
-            if (scheme && scheme->is_string())
+            metaspacePrefixRules = true;
+            if (scheme && scheme->is_string()) {
                 prependSpace = scheme->get<std::string>() != "never";
-            else if (addPrefix && addPrefix->is_boolean())
+                prefixFirstOnly = scheme->get<std::string>() == "first";
+            } else if (addPrefix && addPrefix->is_boolean())
                 prependSpace = addPrefix->get<bool>();
             else
                 prependSpace = true;
@@ -505,10 +590,10 @@ TokenizerData parseHfTokenizer(const nlohmann::json& tokenizer,
         const std::string type = typeOf(*node);
         const Json* prepend = findField(*node, "prepend");
         const Json* replaced = findField(*node, "content");
-        // What is applied: SentencePiece's "▁" prefix and space replacement (below), and NFC,
-        // which llama.cpp does not apply either and which changes no id of text already in
-        // NFC. Every other normalizer (Lowercase, NFKC, NFD, Strip, ...) would change the ids
-        // without our tokenizer doing it: refused, naming it.
+        // What is applied: SentencePiece's "▁" prefix and space replacement (below), and NFC
+        // (the tokenizer composes each text between special tokens). Every other normalizer
+        // (Lowercase, NFKC, NFD, Strip, ...) would change the ids without our tokenizer doing
+        // it: refused, naming it.
         const bool applied = type == "NFC" ||
                              (type == "Prepend" && prepend && *prepend == "\u2581") ||
                              (type == "Replace" && replaced && *replaced == "\u2581");
@@ -521,6 +606,7 @@ TokenizerData parseHfTokenizer(const nlohmann::json& tokenizer,
         }
         const Json* content = findField(*node, "content");
         if (type == "Replace" && content && *content == "\u2581") metaspace = true;
+        if (type == "NFC") data.normalizeNfc = true;
     }
     const bool byteFallback = optionalBool(*model, source, "byte_fallback").value_or(false);
     // BPE options that change the ids and that our BPE does not implement.
@@ -543,13 +629,23 @@ TokenizerData parseHfTokenizer(const nlohmann::json& tokenizer,
         data.kind = TokenizerKind::ByteLevelBpe;
     } else if (metaspace || byteFallback) {
         data.kind = TokenizerKind::SentencePieceBpe;
+        for (std::size_t i = 0; i < preTokenizers.size(); ++i)
+            if (typeOf(*preTokenizers[i]) != "Metaspace")
+                throw ModelError(source, "pre_tokenizer[" + std::to_string(i) + "]", std::nullopt,
+                                 "pre-tokenizer '" + typeOf(*preTokenizers[i]) +
+                                     "' beside SentencePiece-style tokens is not supported");
         data.addSpacePrefix = prependSpace;
+        data.spacePrefixUnlessSpace = metaspacePrefixRules;
+        data.spacePrefixAtInputStartOnly = prefixFirstOnly;
+        data.decodeStripsFirstPieceOnly = true;
         data.preTokenizer = "default";
     } else {
         throw ModelError(source, "pre_tokenizer", std::nullopt,
                          "neither byte-level nor SentencePiece-style (Metaspace or byte "
                          "fallback): tokenizer family not supported");
     }
+
+    checkDecoder(findField(tokenizer, "decoder"), data, byteFallback, source);
 
     if (data.kind == TokenizerKind::ByteLevelBpe) {
         // Name the split rule the way tokenizer.ggml.pre does.

@@ -4,6 +4,7 @@
 #include "models/tokenizer/ByteLevelBpe.hpp"
 #include "models/tokenizer/SentencePieceBpe.hpp"
 #include "models/tokenizer/TokenIndex.hpp"
+#include "models/tokenizer/UnicodeNormalization.hpp"
 #include "models/tokenizer/Utf8.hpp"
 
 #include <algorithm>
@@ -221,11 +222,21 @@ std::vector<std::int32_t> Tokenizer::encode(std::string_view text, bool addSpeci
         if (fragment.token >= 0) {
             ids.push_back(fragment.token);
             afterSpecial = true;
-        } else if (impl.byteLevel) {
-            impl.byteLevel->encode(detail::sanitizeUtf8(fragment.text), impl.index, ids);
+            continue;
+        }
+        // The normalizer sees the text between special tokens, as in the tokenizers library.
+        const std::string composed =
+            impl.data.normalizeNfc ? detail::composeNfc(fragment.text) : std::string();
+        const std::string_view piece = impl.data.normalizeNfc ? composed : fragment.text;
+        if (impl.byteLevel) {
+            impl.byteLevel->encode(detail::sanitizeUtf8(piece), impl.index, ids);
         } else {
-            impl.sentencePiece->encode(fragment.text, impl.data.addSpacePrefix && afterSpecial,
-                                       impl.index, ids);
+            const TokenizerData& d = impl.data;
+            const bool prefix =
+                d.addSpacePrefix && afterSpecial &&
+                !(d.spacePrefixUnlessSpace && !piece.empty() && piece.front() == ' ') &&
+                !(d.spacePrefixAtInputStartOnly && fragment.text.data() != text.data());
+            impl.sentencePiece->encode(piece, prefix, impl.index, ids);
             afterSpecial = false;
         }
     }
@@ -240,11 +251,13 @@ std::string Tokenizer::decodeNext(std::int32_t id, bool skipSpecial, bool& atTex
     // or after a special token loses the one space the prefix rule put there. llama.cpp's
     // detokenizer strips it at the start only; we also strip it after special tokens so
     // that decode(encode(s)) == s holds when special tokens are written in s.
+    // The Hugging Face library strips it from the first piece it renders only.
     const bool stripPrefixSpace = impl.sentencePiece && impl.data.addSpacePrefix;
     const TokenType type = impl.typeOf(id);
     if (isSpecialType(type)) {
-        atTextStart = true;
-        if (skipSpecial && type != TokenType::UserDefined) return {};
+        const bool skipped = skipSpecial && type != TokenType::UserDefined;
+        atTextStart = impl.data.decodeStripsFirstPieceOnly ? atTextStart && skipped : true;
+        if (skipped) return {};
         return impl.pieces[static_cast<std::size_t>(id)];
     }
     std::string_view piece = impl.pieces[static_cast<std::size_t>(id)];

@@ -36,8 +36,16 @@ struct TokenizerData {
     bool addBos = false;
     bool addEos = false;
     bool addSpacePrefix = false; // SentencePiece: prepend "▁" to the text
-    std::string chatTemplate;    // Jinja text from the file: untrusted, never evaluated
-    std::string source;          // the file it was read from, named in the Tokenizer's errors
+    bool normalizeNfc = false;   // compose text to NFC before splitting (tokenizer.json's NFC)
+    // A Metaspace pre-tokenizer (tokenizer.json) prepends no "▁" to text that already starts
+    // with a space, and with prepend_scheme "first" only to text at the start of the input.
+    bool spacePrefixUnlessSpace = false;
+    bool spacePrefixAtInputStartOnly = false;
+    // tokenizer.json's decoders (Strip, Metaspace) drop the prefix space once, from the first
+    // piece decoded; GGUF tokenizers drop it after every special token too (see decodeNext).
+    bool decodeStripsFirstPieceOnly = false;
+    std::string chatTemplate; // Jinja text from the file: untrusted, never evaluated
+    std::string source;       // the file it was read from, named in the Tokenizer's errors
 };
 
 } // namespace inferscope::models

@@ -356,7 +356,10 @@ void TestHfConfig::readsSentencePieceTokenizer() {
   "post_processor": {"type": "TemplateProcessing",
     "single": [{"SpecialToken": {"id": "<s>", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}],
     "pair": [], "special_tokens": {}},
-  "decoder": {"type": "Sequence", "decoders": [{"type": "ByteFallback"}, {"type": "Fuse"}]},
+  "decoder": {"type": "Sequence", "decoders": [
+    {"type": "Replace", "pattern": {"String": "▁"}, "content": " "},
+    {"type": "ByteFallback"}, {"type": "Fuse"},
+    {"type": "Strip", "content": " ", "start": 1, "stop": 0}]},
   "model": {"type": "BPE", "dropout": null, "unk_token": "<unk>", "fuse_unk": true,
     "byte_fallback": true,
     "vocab": {"<unk>": 0, "<s>": 1, "</s>": 2, "<0x00>": 3, "<0x0A>": 4, "▁": 5, "t": 6, "h": 7,
