@@ -14,10 +14,12 @@
 namespace inferscope::cli {
 
 namespace {
-// Documented bounds (the usage lists them): requests run on the engine, and the slot-steps
-// a simulated schedule holds (8 bytes each: 32 Mi of them are 256 MiB).
+// Documented bounds (the usage lists them): requests run on the engine; a simulated
+// schedule streams its steps and keeps one number per step (8 bytes: 16 Mi steps are
+// 128 MiB), and its work grows with the slot-steps it builds (2^30 of them take seconds).
 constexpr std::int64_t kMaxRunRequests = 1024;
-constexpr std::uint64_t kMaxSimulatedCells = 1ull << 25;
+constexpr std::uint64_t kMaxSimulatedSteps = 1ull << 24;
+constexpr std::uint64_t kMaxSimulatedSlotSteps = 1ull << 30;
 } // namespace
 
 static int runSchedule(const CommandArgs& args, std::ostream& out) {
@@ -47,24 +49,31 @@ static int runSchedule(const CommandArgs& args, std::ostream& out) {
     request.verifyRequests = std::uint32_t(a.integer("--verify", 3, 0, 100000));
     request.simulateRequests = std::uint32_t(a.integer("--simulate", 0, 0, 1000000));
     request.simulateSlots = std::uint32_t(a.integer("--simulate-slots", 0, 0, 65536));
-    // The simulated schedule holds one cell per slot per step; the static one, the largest,
-    // has ceil(N / S) groups of (longest + prompt) steps of S cells: bounded before any work.
-    if (request.simulateRequests > 0) {
-        const std::uint64_t slots =
-            request.simulateSlots ? request.simulateSlots : request.slotCount;
-        const std::uint64_t groups = (request.simulateRequests + slots - 1) / slots;
-        const std::uint64_t cells =
-            groups * (std::uint64_t(mix.longest) + request.promptTokens + 1) * slots;
-        if (cells > kMaxSimulatedCells)
-            throw UsageError("--simulate " + std::to_string(request.simulateRequests) + " with " +
-                             std::to_string(slots) + " slots needs a schedule of " +
-                             std::to_string(cells) + " slot-steps, over the limit of " +
-                             std::to_string(kMaxSimulatedCells) +
-                             " (fewer requests or fewer slots)");
-    }
     request.chunkTokens = std::uint32_t(a.integer("--chunk-tokens", 64, 0, 1 << 20));
     if (request.chunkTokens == 0)
         throw UsageError("--chunk-tokens: a chunk of 0 prompt tokens per step never prefills");
+    // Bounded before any work. The static schedule, the longest, has ceil(N / S) groups of
+    // at most (longest + prompt + 1) steps; chunked prefill adds at most N x prompt / chunk
+    // steps of prompt alone.
+    if (request.simulateRequests > 0) {
+        const std::uint64_t n = request.simulateRequests;
+        const std::uint64_t slots =
+            request.simulateSlots ? request.simulateSlots : request.slotCount;
+        const std::uint64_t steps =
+            (n + slots - 1) / slots * (std::uint64_t(mix.longest) + request.promptTokens + 1) +
+            (n * request.promptTokens + request.chunkTokens - 1) / request.chunkTokens;
+        const std::string what = "--simulate " + std::to_string(n) + " with " +
+                                 std::to_string(slots) + " slots needs a schedule of up to ";
+        if (steps > kMaxSimulatedSteps)
+            throw UsageError(what + std::to_string(steps) + " steps, over the limit of " +
+                             std::to_string(kMaxSimulatedSteps) +
+                             " (fewer requests, more slots or a shorter --longest)");
+        if (steps * slots > kMaxSimulatedSlotSteps)
+            throw UsageError(what + std::to_string(steps * slots) +
+                             " slot-steps, over the limit of " +
+                             std::to_string(kMaxSimulatedSlotSteps) +
+                             " (fewer requests, fewer slots or a shorter --longest)");
+    }
     request.prefixRequests = std::uint32_t(a.integer("--prefix-requests", 8, 0, 1024));
     if (auto file = a.value("--mix")) request.mixFile = *file;
     const bool quiet = a.flag("--quiet") || a.flag("--json");
@@ -112,8 +121,9 @@ extern const CliCommand scheduleCommand{
     "  schedule MODEL [--slots N] [--requests N] [--seed S] [--mix FILE]\n"
     "           [--median M --longest L --total T] [--simulate N [--simulate-slots S]]\n"
     "           [--chunk-tokens K] [--prefix-requests N]\n"
-    "           (--requests 1..1024; --simulate N with S slots: ceil(N/S) x (longest + prompt"
-    "\n            + 1) x S at most 33,554,432 slot-steps)\n"
+    "           (--requests 1..1024; --simulate N (at most 1,000,000) with S slots: at most\n"
+    "            16,777,216 steps of ceil(N/S) x (longest + prompt + 1) + N x prompt / K, and\n"
+    "            1,073,741,824 slot-steps: those steps x S)\n"
     "                                   static vs continuous batching, run and simulated;\n"
     "                                   chunked prefill simulated; the KV block map;\n"
     "                                   prefix sharing with and without forkSequence\n",

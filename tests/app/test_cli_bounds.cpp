@@ -87,10 +87,16 @@ private slots:
 
     void sizingOptionsAreBoundedBeforeAnyWork() {
         const std::string absent = dir_.filePath("absent.gguf").toStdString();
-        const auto simulate = tests::runCli(
-            {"schedule", absent, "--simulate", "300000", "--simulate-slots", "65536"});
-        QVERIFY2(simulate.status == 2 && contains(simulate.err, "over the limit of 33554432"),
-                 simulate.err.c_str());
+        // The simulator streams its steps: the steps it keeps and the slot-steps it builds
+        // are what is bounded (300,000 requests on 65,536 slots fit now).
+        const auto steps =
+            tests::runCli({"schedule", absent, "--simulate", "1000000", "--simulate-slots", "1"});
+        QVERIFY2(steps.status == 2 && contains(steps.err, "steps, over the limit of 16777216"),
+                 steps.err.c_str());
+        const auto work = tests::runCli({"schedule", absent, "--simulate", "1000",
+                                         "--simulate-slots", "65536", "--longest", "100000"});
+        QVERIFY2(work.status == 2 && contains(work.err, "slot-steps, over the limit of 1073741824"),
+                 work.err.c_str());
         const auto requests = tests::runCli({"schedule", absent, "--requests", "100000"});
         QVERIFY2(requests.status == 2 && contains(requests.err, "--requests"),
                  requests.err.c_str());

@@ -294,6 +294,37 @@ private slots:
                  std::string("continuous + chunked prefill"));
     }
 
+    // The streamed simulation (a large mix's) gives the figures of the held schedule, every
+    // policy, and keeps no step.
+    void streamedSimulationEqualsTheHeldSchedule() {
+        RequestMixSpec spec;
+        spec.requests = 200;
+        spec.total = 5000;
+        std::vector<RequestShape> shapes;
+        for (auto l : skewedLengths(spec)) shapes.push_back({7, l});
+        StepCostModel costs;
+        costs.decode = {{1, 10}, {4, 13}, {8, 20}};
+        costs.prefillMillisecondsPerToken = 0.5;
+        for (auto policy : {BatchingPolicy::Static, BatchingPolicy::Continuous,
+                            BatchingPolicy::ContinuousChunked}) {
+            const auto held = buildSchedule(shapes, 8, policy, 16);
+            const auto a = summarize(held, shapes, simulateStepSeconds(held, costs));
+            const auto b = simulatePolicy(shapes, 8, policy, 16, costs);
+            QCOMPARE(b.steps, a.steps);
+            QCOMPARE(b.totalSeconds, a.totalSeconds);
+            QCOMPARE(b.meanLatency, a.meanLatency);
+            QCOMPARE(b.p99Latency, a.p99Latency);
+            QCOMPARE(b.meanTimeToFirstToken, a.meanTimeToFirstToken);
+            QCOMPARE(b.idleSlotSteps, a.idleSlotSteps);
+            std::size_t streamed = 0;
+            const auto none =
+                streamSchedule(shapes, 8, policy, 16, [&](ScheduleStep&&) { ++streamed; });
+            QCOMPARE(streamed, held.steps.size());
+            QVERIFY(none.steps.empty());
+            QCOMPARE(none.requests.back().returnStep, held.requests.back().returnStep);
+        }
+    }
+
     void chunkedPrefillKeepsItsBudget() {
         RequestMixSpec spec;
         const auto lengths = skewedLengths(spec);

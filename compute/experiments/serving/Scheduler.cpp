@@ -62,7 +62,7 @@ std::uint64_t Schedule::paddingSlotSteps() const {
 namespace {
 // Continuous admission with a prompt-token budget per step (Sarathi-style chunked prefill).
 Schedule buildChunkedSchedule(const std::vector<RequestShape>& requests, Schedule schedule,
-                              std::uint32_t chunkTokens) {
+                              std::uint32_t chunkTokens, const ScheduleStepSink& sink) {
     const auto slotCount = schedule.slotCount;
     std::vector<std::int32_t> holder(slotCount, -1);
     std::vector<std::uint32_t> pending(requests.size(), 0); // prompt tokens not yet prefilled
@@ -81,7 +81,7 @@ Schedule buildChunkedSchedule(const std::vector<RequestShape>& requests, Schedul
                 prefilling.push_back(next);
                 holder[s] = std::int32_t(next++);
             }
-        std::vector<bool> fed(requests.size(), false);
+        std::vector<char> fedSlot(slotCount, 0); // per slot: a chunk of its prompt ran
         std::uint32_t budget = chunkTokens;
         for (auto i : prefilling) {
             const auto take = std::min(budget, pending[i]);
@@ -90,7 +90,7 @@ Schedule buildChunkedSchedule(const std::vector<RequestShape>& requests, Schedul
             pending[i] -= take;
             step.prefillTokens += take;
             ++step.prefillSequences;
-            fed[i] = true;
+            fedSlot[schedule.requests[i].slot] = 1;
             if (pending[i] == 0) {
                 auto& r = schedule.requests[i];
                 r.firstTokenStep = t;
@@ -106,7 +106,7 @@ Schedule buildChunkedSchedule(const std::vector<RequestShape>& requests, Schedul
             if (pending[i] > 0) {
                 // Still prefilling: computed only when a chunk of it ran this step.
                 step.cells[s] = {holder[s], SlotState::Prefilling};
-                step.sequences += fed[i] ? 1 : 0;
+                step.sequences += fedSlot[s] ? 1 : 0;
             } else {
                 step.cells[s] = {holder[s], SlotState::Generating};
                 ++step.sequences;
@@ -114,7 +114,7 @@ Schedule buildChunkedSchedule(const std::vector<RequestShape>& requests, Schedul
             }
         }
         if (!any) break;
-        schedule.steps.push_back(std::move(step));
+        sink(std::move(step));
         for (std::uint32_t s = 0; s < slotCount; ++s) {
             if (holder[s] < 0) continue;
             const auto i = std::size_t(holder[s]);
@@ -130,6 +130,17 @@ Schedule buildChunkedSchedule(const std::vector<RequestShape>& requests, Schedul
 
 Schedule buildSchedule(const std::vector<RequestShape>& requests, std::uint32_t slotCount,
                        BatchingPolicy policy, std::uint32_t chunkTokens) {
+    std::vector<ScheduleStep> steps;
+    Schedule schedule =
+        streamSchedule(requests, slotCount, policy, chunkTokens,
+                       [&steps](ScheduleStep&& step) { steps.push_back(std::move(step)); });
+    schedule.steps = std::move(steps);
+    return schedule;
+}
+
+Schedule streamSchedule(const std::vector<RequestShape>& requests, std::uint32_t slotCount,
+                        BatchingPolicy policy, std::uint32_t chunkTokens,
+                        const ScheduleStepSink& sink) {
     if (slotCount == 0) throw std::invalid_argument("a schedule needs at least one slot");
     if (requests.empty()) throw std::invalid_argument("the request mix is empty");
     for (std::size_t i = 0; i < requests.size(); ++i)
@@ -144,7 +155,7 @@ Schedule buildSchedule(const std::vector<RequestShape>& requests, std::uint32_t 
         if (chunkTokens == 0)
             throw std::invalid_argument("chunked prefill needs a chunk of at least one prompt "
                                         "token per step (0 was asked)");
-        return buildChunkedSchedule(requests, std::move(schedule), chunkTokens);
+        return buildChunkedSchedule(requests, std::move(schedule), chunkTokens, sink);
     }
     auto newStep = [&] {
         ScheduleStep step;
@@ -162,12 +173,12 @@ Schedule buildSchedule(const std::vector<RequestShape>& requests, std::uint32_t 
         step.prefillTokens += requests[request].promptTokens;
     };
     if (policy == BatchingPolicy::Static) {
+        std::uint32_t start = 0; // the group's first step
         for (std::size_t first = 0; first < requests.size(); first += slotCount) {
             const std::size_t end = std::min(requests.size(), first + slotCount);
             std::uint32_t longest = 0;
             for (std::size_t i = first; i < end; ++i)
                 longest = std::max(longest, requests[i].outputTokens);
-            const auto start = std::uint32_t(schedule.steps.size());
             for (std::uint32_t k = 0; k < longest; ++k) {
                 auto step = newStep();
                 for (std::size_t i = first; i < end; ++i) {
@@ -179,10 +190,11 @@ Schedule buildSchedule(const std::vector<RequestShape>& requests, std::uint32_t 
                     ++step.sequences;
                     step.generating += generating ? 1 : 0;
                 }
-                schedule.steps.push_back(std::move(step));
+                sink(std::move(step));
             }
             for (std::size_t i = first; i < end; ++i)
                 schedule.requests[i].returnStep = start + longest - 1;
+            start += longest;
         }
         return schedule;
     }
@@ -204,7 +216,7 @@ Schedule buildSchedule(const std::vector<RequestShape>& requests, std::uint32_t 
                 ++step.generating;
             }
         if (!any) break;
-        schedule.steps.push_back(std::move(step));
+        sink(std::move(step));
         // A request that made its last token now frees its slot for the next step.
         for (std::uint32_t s = 0; s < slotCount; ++s)
             if (holder[s] >= 0 && schedule.requests[std::size_t(holder[s])].finishStep == t) {
@@ -289,21 +301,20 @@ std::vector<double> simulateStepSeconds(const Schedule& schedule, const StepCost
     return seconds;
 }
 
-PolicyFigures summarize(const Schedule& schedule, const std::vector<RequestShape>& requests,
-                        const std::vector<double>& stepSeconds) {
-    if (stepSeconds.size() != schedule.steps.size())
-        throw std::invalid_argument("summarize: " + std::to_string(stepSeconds.size()) +
-                                    " step times for " + std::to_string(schedule.steps.size()) +
-                                    " steps");
-    std::vector<double> ends(stepSeconds.size());
-    std::partial_sum(stepSeconds.begin(), stepSeconds.end(), ends.begin());
+namespace {
+// The figures from each request's steps and the seconds of every step.
+PolicyFigures figuresOf(const std::vector<ScheduledRequest>& scheduled,
+                        const std::vector<RequestShape>& requests, std::vector<double> stepSeconds,
+                        std::uint64_t idleSlotSteps) {
+    std::vector<double>& ends = stepSeconds; // in place: the running sum
+    std::partial_sum(ends.begin(), ends.end(), ends.begin());
     PolicyFigures f;
-    f.steps = std::uint32_t(schedule.steps.size());
+    f.steps = std::uint32_t(ends.size());
     f.totalSeconds = ends.empty() ? 0 : ends.back();
     std::vector<double> latencies;
     std::uint64_t tokens = 0;
     for (std::size_t i = 0; i < requests.size(); ++i) {
-        const auto& r = schedule.requests[i];
+        const auto& r = scheduled[i];
         latencies.push_back(ends[r.returnStep]);
         f.meanTimeToFirstToken += ends[r.firstTokenStep];
         tokens += requests[i].outputTokens;
@@ -314,8 +325,33 @@ PolicyFigures summarize(const Schedule& schedule, const std::vector<RequestShape
     f.p50Latency = nearestRank(latencies, 0.50);
     f.p99Latency = nearestRank(latencies, 0.99);
     f.tokensPerSecond = f.totalSeconds > 0 ? double(tokens) / f.totalSeconds : 0;
-    f.idleSlotSteps = schedule.idleSlotSteps();
+    f.idleSlotSteps = idleSlotSteps;
     return f;
+}
+} // namespace
+
+PolicyFigures summarize(const Schedule& schedule, const std::vector<RequestShape>& requests,
+                        const std::vector<double>& stepSeconds) {
+    if (stepSeconds.size() != schedule.steps.size())
+        throw std::invalid_argument("summarize: " + std::to_string(stepSeconds.size()) +
+                                    " step times for " + std::to_string(schedule.steps.size()) +
+                                    " steps");
+    return figuresOf(schedule.requests, requests, stepSeconds, schedule.idleSlotSteps());
+}
+
+PolicyFigures simulatePolicy(const std::vector<RequestShape>& requests, std::uint32_t slotCount,
+                             BatchingPolicy policy, std::uint32_t chunkTokens,
+                             const StepCostModel& model) {
+    std::vector<double> seconds;
+    std::uint64_t idle = 0;
+    const Schedule schedule =
+        streamSchedule(requests, slotCount, policy, chunkTokens, [&](ScheduleStep&& step) {
+            seconds.push_back(
+                model.stepMilliseconds(step.sequences, step.prefillTokens - step.prefillSequences) /
+                1e3);
+            idle += slotCount - step.generating;
+        });
+    return figuresOf(schedule.requests, requests, std::move(seconds), idle);
 }
 
 // ---- The real run ---------------------------------------------------------------------------
@@ -533,10 +569,8 @@ SchedulerResult compareSchedulers(Engine& engine, const std::vector<ServingReque
         result.largeSlots = options.simulateSlots ? options.simulateSlots : options.slotCount;
         for (auto policy : {BatchingPolicy::Static, BatchingPolicy::Continuous,
                             BatchingPolicy::ContinuousChunked}) {
-            const auto schedule =
-                buildSchedule(shapes, result.largeSlots, policy, options.chunkTokens);
-            const auto figures =
-                summarize(schedule, shapes, simulateStepSeconds(schedule, result.costs));
+            const auto figures = simulatePolicy(shapes, result.largeSlots, policy,
+                                                options.chunkTokens, result.costs);
             (policy == BatchingPolicy::Static       ? result.largeStatic
              : policy == BatchingPolicy::Continuous ? result.largeContinuous
                                                     : result.largeChunked) = figures;

@@ -74,6 +74,13 @@ struct RequestShape {
 // tokens, or a chunked schedule with a chunk of 0 tokens.
 Schedule buildSchedule(const std::vector<RequestShape>& requests, std::uint32_t slotCount,
                        BatchingPolicy policy, std::uint32_t chunkTokens = 0);
+// The same schedule handed to `sink` step by step as it is made, none kept (the returned
+// schedule has its requests and no steps): what a simulation of a large mix needs, memory in
+// requests rather than in steps x slots. Throws as buildSchedule.
+using ScheduleStepSink = std::function<void(ScheduleStep&&)>;
+Schedule streamSchedule(const std::vector<RequestShape>& requests, std::uint32_t slotCount,
+                        BatchingPolicy policy, std::uint32_t chunkTokens,
+                        const ScheduleStepSink& sink);
 // KV blocks the schedule holds at the end of each step (static and continuous schedules,
 // the ones the engine runs), the most of them, and the longest sequence in positions.
 std::vector<std::uint32_t> blocksPerStep(const Schedule& schedule,
@@ -107,6 +114,11 @@ struct PolicyFigures {
 // Percentiles by nearest rank. Throws std::invalid_argument when the step count differs.
 PolicyFigures summarize(const Schedule& schedule, const std::vector<RequestShape>& requests,
                         const std::vector<double>& stepSeconds);
+// summarize(schedule, requests, simulateStepSeconds(schedule, model)) with the schedule
+// streamed: one number per step is kept, no slot cells.
+PolicyFigures simulatePolicy(const std::vector<RequestShape>& requests, std::uint32_t slotCount,
+                             BatchingPolicy policy, std::uint32_t chunkTokens,
+                             const StepCostModel& model);
 
 // ---- The real run ---------------------------------------------------------------------------
 
