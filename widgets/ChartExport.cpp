@@ -71,10 +71,10 @@ QString rawCell(const compute::Cell& cell) {
 }
 
 // The labels under the chart that belong to the figure, at their laid-out size: the summary
-// when it says something, and the caption. Their width follows the chart's.
+// when it says something, the caption and the table notes. Their width follows the chart's.
 QList<QWidget*> figureParts(ChartPanel& panel) {
     QList<QWidget*> parts;
-    for (auto* part : {panel.summaryWidget(), panel.captionWidget()}) {
+    for (auto* part : {panel.summaryWidget(), panel.captionWidget(), panel.notesWidget()}) {
         auto* label = qobject_cast<QLabel*>(part);
         if (!label || label->text().isEmpty() || label->isHidden()) continue;
         const int width = panel.chartWidget()->width();
