@@ -24,7 +24,13 @@ namespace {
 // readable figure, larger at a larger presentation scale, and the panel stays the larger of
 // the two (the figure is the chart with its title and caption, not more than the panel).
 void prepareForDrawing(ChartPanel& panel) {
-    if (panel.isVisible()) return;
+    // The table notes are part of the figure: shown (or hidden) before the layout is made,
+    // else the chart keeps the height they would take.
+    panel.notesWidget();
+    if (panel.isVisible()) {
+        if (panel.layout()) panel.layout()->activate();
+        return;
+    }
     const QSize wanted = (QSizeF(900, 520) * panel.presentationScale()).toSize();
     panel.resize(panel.size().expandedTo(panel.sizeHint()).expandedTo(wanted));
     if (panel.layout()) panel.layout()->activate();
