@@ -16,6 +16,7 @@
 #include <QLineSeries>
 #include <QLogValueAxis>
 #include <QScatterSeries>
+#include <QScrollArea>
 #include <QVBoxLayout>
 #include <QValueAxis>
 #include <algorithm>
@@ -60,13 +61,20 @@ ChartPanel::ChartPanel(QString id, QString title, QString explanation, QWidget* 
     caption_->setObjectName("caption");
     caption_->setWordWrap(true);
     layout->addWidget(caption_);
-    notes_ = new QLabel(this);
+    notesArea_ = new QScrollArea(this);
+    notesArea_->setObjectName("notesArea");
+    notesArea_->setFrameShape(QFrame::NoFrame);
+    notesArea_->setWidgetResizable(true);
+    notesArea_->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    notes_ = new QLabel;
     notes_->setObjectName("notes");
     notes_->setWordWrap(true);
     notes_->setTextFormat(Qt::PlainText);
     notes_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    notes_->hide();
-    layout->addWidget(notes_);
+    notes_->setAlignment(Qt::AlignLeft | Qt::AlignTop);
+    notesArea_->setWidget(notes_);
+    notesArea_->hide();
+    layout->addWidget(notesArea_);
     extras_ = new QVBoxLayout;
     layout->addLayout(extras_);
 
@@ -257,7 +265,7 @@ void ChartPanel::refreshNotes() const {
     notesPending_ = false;
     const QString text = tableNotes(dataTables());
     notes_->setText(text);
-    notes_->setVisible(!text.isEmpty());
+    notesArea_->setVisible(!text.isEmpty());
 }
 
 QString ChartPanel::tableNotes(const std::vector<compute::Table>& tables) {

@@ -15,6 +15,7 @@
 #include <vector>
 
 class QLabel;
+class QScrollArea;
 class QVBoxLayout;
 
 namespace inferscope::widgets {
@@ -54,7 +55,8 @@ public:
     QWidget* summaryWidget() const;
     QWidget* captionWidget() const;
     // The notes of dataTables() that qualify its figures ("B = 64 left out: ..."), one line
-    // each as the CLI prints them under its tables, shown under the caption (hidden when none).
+    // each as the CLI prints them under its tables, shown under the caption (hidden when none;
+    // three lines in sight, the rest by scrolling; whole in an export).
     QString notesText() const;
     QWidget* notesWidget() const;
     static QString tableNotes(const std::vector<compute::Table>& tables);
@@ -120,6 +122,7 @@ private:
     QLabel* caption_ = nullptr;
     QLabel* summary_ = nullptr;
     QLabel* notes_ = nullptr;
+    QScrollArea* notesArea_ = nullptr; // three lines high: the chart keeps its room
     QVBoxLayout* extras_ = nullptr;
     double scale_ = 1.0;
     bool dark_ = false;
