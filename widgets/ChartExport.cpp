@@ -24,7 +24,13 @@ namespace {
 // readable figure, larger at a larger presentation scale, and the panel stays the larger of
 // the two (the figure is the chart with its title and caption, not more than the panel).
 void prepareForDrawing(ChartPanel& panel) {
-    if (panel.isVisible()) return;
+    // The table notes are part of the figure: shown (or hidden) before the layout is made,
+    // else the chart keeps the height they would take.
+    panel.notesWidget();
+    if (panel.isVisible()) {
+        if (panel.layout()) panel.layout()->activate();
+        return;
+    }
     const QSize wanted = (QSizeF(900, 520) * panel.presentationScale()).toSize();
     panel.resize(panel.size().expandedTo(panel.sizeHint()).expandedTo(wanted));
     if (panel.layout()) panel.layout()->activate();
@@ -71,10 +77,10 @@ QString rawCell(const compute::Cell& cell) {
 }
 
 // The labels under the chart that belong to the figure, at their laid-out size: the summary
-// when it says something, and the caption. Their width follows the chart's.
+// when it says something, the caption and the table notes. Their width follows the chart's.
 QList<QWidget*> figureParts(ChartPanel& panel) {
     QList<QWidget*> parts;
-    for (auto* part : {panel.summaryWidget(), panel.captionWidget()}) {
+    for (auto* part : {panel.summaryWidget(), panel.captionWidget(), panel.notesWidget()}) {
         auto* label = qobject_cast<QLabel*>(part);
         if (!label || label->text().isEmpty() || label->isHidden()) continue;
         const int width = panel.chartWidget()->width();

@@ -1,5 +1,6 @@
 #include "widgets/ChartPanel.hpp"
 
+#include "models/tokenizer/PrintableBytes.hpp"
 #include "widgets/ChartPanelParts.hpp"
 
 #include <QApplication>
@@ -15,6 +16,7 @@
 #include <QLineSeries>
 #include <QLogValueAxis>
 #include <QScatterSeries>
+#include <QScrollArea>
 #include <QVBoxLayout>
 #include <QValueAxis>
 #include <algorithm>
@@ -59,6 +61,20 @@ ChartPanel::ChartPanel(QString id, QString title, QString explanation, QWidget* 
     caption_->setObjectName("caption");
     caption_->setWordWrap(true);
     layout->addWidget(caption_);
+    notesArea_ = new QScrollArea(this);
+    notesArea_->setObjectName("notesArea");
+    notesArea_->setFrameShape(QFrame::NoFrame);
+    notesArea_->setWidgetResizable(true);
+    notesArea_->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    notes_ = new QLabel;
+    notes_->setObjectName("notes");
+    notes_->setWordWrap(true);
+    notes_->setTextFormat(Qt::PlainText);
+    notes_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    notes_->setAlignment(Qt::AlignLeft | Qt::AlignTop);
+    notesArea_->setWidget(notes_);
+    notesArea_->hide();
+    layout->addWidget(notesArea_);
     extras_ = new QVBoxLayout;
     layout->addLayout(extras_);
 
@@ -161,6 +177,7 @@ void ChartPanel::setSeriesPoints(int series, const QList<QPointF>& points) {
 void ChartPanel::setSeriesPoints(const std::vector<std::pair<int, QList<QPointF>>>& updates) {
     for (const auto& [series, points] : updates)
         chart_->series.at(static_cast<std::size_t>(series)).points = points;
+    scheduleNotes();
     if (deferDrawing()) return;
     if (updateAxisRanges()) { // the log axes' lower ends moved: so do the clamped points
         for (std::size_t i = 0; i < chart_->series.size(); ++i) drawSeries(i);
@@ -193,6 +210,7 @@ void ChartPanel::setBarValues(int series, const QStringList& categories,
     for (qsizetype i = 0; i < values.size(); ++i)
         entry.points.append(QPointF(double(i), values[i]));
     chart_->categories = categories;
+    scheduleNotes();
     if (deferDrawing()) return;
     drawCategories();
     updateAxisRanges();
@@ -229,8 +247,50 @@ void ChartPanel::drawPending() const {
     }
 }
 
+void ChartPanel::scheduleNotes() {
+    notesPending_ = true;
+    if (notesQueued_ || !isVisible()) return;
+    notesQueued_ = true;
+    QMetaObject::invokeMethod(
+        this,
+        [this] {
+            notesQueued_ = false;
+            refreshNotes();
+        },
+        Qt::QueuedConnection);
+}
+
+void ChartPanel::refreshNotes() const {
+    if (!notesPending_) return;
+    notesPending_ = false;
+    const QString text = tableNotes(dataTables());
+    notes_->setText(text);
+    notesArea_->setVisible(!text.isEmpty());
+}
+
+QString ChartPanel::tableNotes(const std::vector<compute::Table>& tables) {
+    QStringList lines;
+    for (const auto& table : tables)
+        for (const auto& note : table.notes) {
+            const QString line = QString::fromStdString(models::printableText(note));
+            if (!lines.contains(line)) lines << line; // a note two tables share, once
+        }
+    return lines.join('\n');
+}
+
+QString ChartPanel::notesText() const {
+    refreshNotes();
+    return notes_->text();
+}
+
+QWidget* ChartPanel::notesWidget() const {
+    refreshNotes();
+    return notes_;
+}
+
 void ChartPanel::showEvent(QShowEvent* event) {
     drawPending();
+    refreshNotes();
     QWidget::showEvent(event);
 }
 
@@ -355,6 +415,7 @@ bool ChartPanel::updateAxisRanges() {
 }
 
 void ChartPanel::setSummary(const QString& text) {
+    scheduleNotes();
     summary_->setText(text);
     summary_->setVisible(!text.isEmpty());
 }

@@ -15,6 +15,7 @@
 #include <vector>
 
 class QLabel;
+class QScrollArea;
 class QVBoxLayout;
 
 namespace inferscope::widgets {
@@ -53,6 +54,12 @@ public:
     // empty) and the caption. Controls and tables below them are left out of PNG/SVG.
     QWidget* summaryWidget() const;
     QWidget* captionWidget() const;
+    // The notes of dataTables() that qualify its figures ("B = 64 left out: ..."), one line
+    // each as the CLI prints them under its tables, shown under the caption (hidden when none;
+    // three lines in sight, the rest by scrolling; whole in an export).
+    QString notesText() const;
+    QWidget* notesWidget() const;
+    static QString tableNotes(const std::vector<compute::Table>& tables);
     // Whether any series holds a point: before that the chart shows its hint instead of axes.
     bool hasData() const;
     QString emptyHint() const { return emptyHint_; }
@@ -102,6 +109,10 @@ private:
     // during a run the panels out of sight cost nothing on the GUI thread.
     bool deferDrawing();
     void drawPending() const;
+    // The notes follow the tables once the panel's update is over (queued, coalesced); a
+    // hidden panel reads them when shown.
+    void scheduleNotes();
+    void refreshNotes() const;
     bool eventFilter(QObject* watched, QEvent* event) override;
 
     QString id_, title_, explanation_;
@@ -110,11 +121,15 @@ private:
     QLabel* hint_ = nullptr; // over the chart while it has no data
     QLabel* caption_ = nullptr;
     QLabel* summary_ = nullptr;
+    QLabel* notes_ = nullptr;
+    QScrollArea* notesArea_ = nullptr; // three lines high: the chart keeps its room
     QVBoxLayout* extras_ = nullptr;
     double scale_ = 1.0;
     bool dark_ = false;
     bool themeFollowsPalette_ = true;
     mutable bool drawingPending_ = false;
+    mutable bool notesPending_ = false;
+    bool notesQueued_ = false;
 };
 
 // Whether a palette is a dark one (window darker than its text).

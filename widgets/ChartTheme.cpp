@@ -10,11 +10,13 @@
 #include <QChart>
 #include <QChartView>
 #include <QEvent>
+#include <QFontMetrics>
 #include <QLabel>
 #include <QLegend>
 #include <QLineSeries>
 #include <QLogValueAxis>
 #include <QScatterSeries>
+#include <QScrollArea>
 #include <QVBoxLayout>
 #include <QValueAxis>
 #include <algorithm>
@@ -79,6 +81,8 @@ void ChartPanel::applyFonts() {
     }
     summary_->setFont(scaledFont(base, scale_, true));
     caption_->setFont(scaledFont(base, scale_ * 0.9));
+    notes_->setFont(scaledFont(base, scale_ * 0.85));
+    notesArea_->setMaximumHeight(3 * QFontMetrics(notes_->font()).lineSpacing() + 4);
     hint_->setFont(scaledFont(base, scale_ * 1.2));
     // The chart keeps room for its axis labels when tables and controls share the panel.
     chart_->view->setMinimumSize(qRound(320 * scale_), qRound(240 * scale_));

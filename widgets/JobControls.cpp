@@ -13,6 +13,9 @@ JobControls::JobControls(QWidget* panel, const QString& namePrefix, const QStrin
     runButton_->setObjectName(namePrefix + "Run");
     cancelButton_->setObjectName(namePrefix + "Cancel");
     progress_->setObjectName(namePrefix + "Progress");
+    // A long stage line wraps within the panel's width; it never widens the window.
+    progress_->setWordWrap(true);
+    progress_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
     runButton_->setEnabled(false);
     cancelButton_->setEnabled(false);
     connect(cancelButton_, &QPushButton::clicked, this, &JobControls::cancel);

@@ -10,21 +10,24 @@
 #include <QTableView>
 #include <QVBoxLayout>
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 namespace inferscope::widgets {
 
 KernelTimingsPanel::KernelTimingsPanel(QWidget* parent)
     : LabPanel("kernel-timings", tr("Kernels"),
-               tr("GPU time of each kernel in the last decode step (timestamps, profiling on). "
+               tr("GPU time of each kernel per decode step, the mean over the run's steps "
+                  "(timestamps, profiling on); one step alone is noise. "
                   "The line under the chart gives the matrix kernels' share and, where the "
                   "run measured it, the bytes/s they reach against the device's read "
                   "bandwidth."),
                parent),
       model_(new TableModel(this)) {
     setAxis(Qt::Horizontal, tr("kernel"), AxisScale::Category);
-    setAxis(Qt::Vertical, tr("GPU time in the last decode step (µs)"), AxisScale::Linear);
-    addSeries(tr("last decode step"), SeriesKind::Bars);
+    setAxis(Qt::Vertical, tr("GPU time per decode step, mean over the run (µs)"),
+            AxisScale::Linear);
+    addSeries(tr("mean over the decode steps"), SeriesKind::Bars);
     setEmptyHint(tr("Tick \"Profile kernels\" (Vulkan backend), then press Generate: each "
                     "kernel's GPU time lands here."));
     auto* view = new QTableView(this);
@@ -62,9 +65,12 @@ std::vector<compute::Table> KernelTimingsPanel::dataTables() const {
 void KernelTimingsPanel::rebuild() {
     QStringList names;
     QList<qreal> values;
+    // The mean over every profiled decode step (column "decode mean"); a kernel without one
+    // (prefill only) shows its last-step figure, 0.
     for (int row = 0; row < model_->rowCount(); ++row) {
         names << model_->data(model_->index(row, 0)).toString();
-        values << model_->number(row, 4);
+        const double mean = model_->number(row, 6); // NaN: an empty cell
+        values << (std::isnan(mean) ? model_->number(row, 4) : mean);
     }
     setBarValues(DecodeStep, names, values);
     if (!run_) {
@@ -73,18 +79,24 @@ void KernelTimingsPanel::rebuild() {
         setSummary(tr("Turn on kernel profiling (Vulkan backend) and generate to see the "
                       "breakdown; timestamps serialize the work, so it is a mode."));
     } else {
-        double total = 0, matrices = 0;
+        double total = 0, matrices = 0, last = 0;
+        for (const auto& k : run_->decodeKernels) last += k.microseconds;
+        // The mean step: every profiled decode step's kernels summed, over the steps.
+        const double steps = double(run_->stepSeconds.size());
         std::vector<std::pair<std::string, double>> kernels;
-        for (const auto& k : run_->decodeKernels) {
-            total += k.microseconds;
-            if (compute::experiments::isMatrixKernel(k.kernel)) matrices += k.microseconds;
-            kernels.emplace_back(k.kernel, k.microseconds);
+        for (const auto& k : run_->decodeKernelsTotal) {
+            const double mean = steps > 0 ? k.microseconds / steps : 0;
+            total += mean;
+            if (compute::experiments::isMatrixKernel(k.kernel)) matrices += mean;
+            kernels.emplace_back(k.kernel, mean);
         }
         QLocale locale;
-        QString text = tr("Last decode step: %1 µs of GPU time in %2 kernels; the matrix "
-                          "kernels %3%")
+        QString text = tr("Mean decode step over %1 steps: %2 µs of GPU time in %3 kernels "
+                          "(the last step alone: %4 µs); the matrix kernels %5%")
+                           .arg(steps)
                            .arg(locale.toString(total, 'f', 0))
                            .arg(run_->decodeKernels.size())
+                           .arg(locale.toString(last, 'f', 0))
                            .arg(locale.toString(total > 0 ? 100 * matrices / total : 0.0, 'f', 0));
         // The bandwidth claim needs both figures from this run; without them it is left out.
         const auto use = compute::experiments::matrixBandwidthUse(kernels, run_->decodeWeightBytes,

@@ -143,6 +143,14 @@ bool LabJobs::busy() const {
     return false;
 }
 
+QStringList LabJobs::liveKinds() const {
+    QStringList kinds;
+    for (const auto& [id, entry] : live_)
+        if (entry->kind != kLoadJob && !entry->dropped() && !kinds.contains(entry->kind))
+            kinds << entry->kind;
+    return kinds;
+}
+
 QString LabJobs::kindOf(quint64 job) const {
     auto found = live_.find(job);
     return found == live_.end() ? QString() : found->second->kind;

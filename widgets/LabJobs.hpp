@@ -21,6 +21,7 @@
 #include <QMetaType>
 #include <QObject>
 #include <QString>
+#include <QStringList>
 #include <QThread>
 #include <QTimer>
 #include <deque>
@@ -71,6 +72,7 @@ public:
     quint64 current(const QString& kind) const;
     bool running(const QString& kind) const { return current(kind) != 0; }
     QString kindOf(quint64 job) const; // empty when not live
+    QStringList liveKinds() const;     // the kinds of the live jobs other than a load
     // A job other than a load is live: one job at a time, so the window's buttons wait.
     bool busy() const;
     // A model finished loading (the session holds one).

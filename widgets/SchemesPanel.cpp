@@ -18,12 +18,51 @@
 #include <QSpinBox>
 #include <QTableView>
 #include <QVBoxLayout>
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
 namespace inferscope::widgets {
 
 namespace ex = compute::experiments;
+
+namespace {
+bool sameColumns(const compute::Table& a, const compute::Table& b) {
+    return std::equal(a.columns.begin(), a.columns.end(), b.columns.begin(), b.columns.end(),
+                      [](const compute::Column& x, const compute::Column& y) {
+                          return x.name == y.name && x.unit == y.unit;
+                      });
+}
+
+// A rerun over fewer schemes adds to the per-scheme tables ("weight-error", "quality") rather
+// than wiping the schemes it left out: their earlier rows stay, in their places, re-measured
+// ones are replaced. Only the same measurement merges: the same title and columns and, for
+// quality, the same notes (text length, battery, reference); else the new report stands alone.
+std::vector<compute::Table> mergedReport(const std::vector<compute::Table>& earlier,
+                                         std::vector<compute::Table> fresh) {
+    for (auto& table : fresh) {
+        if (table.id != "weight-error" && table.id != "quality") continue;
+        const auto* old = compute::findTable(earlier, table.id);
+        if (!old || old->title != table.title || !sameColumns(*old, table) ||
+            (table.id == "quality" && old->notes != table.notes))
+            continue;
+        auto rowOf = [](const std::vector<std::vector<compute::Cell>>& rows,
+                        const compute::Cell& scheme) {
+            return std::find_if(rows.begin(), rows.end(),
+                                [&](const auto& row) { return row.at(0) == scheme; });
+        };
+        std::vector<std::vector<compute::Cell>> rows;
+        for (const auto& row : old->rows) {
+            const auto again = rowOf(table.rows, row.at(0));
+            rows.push_back(again == table.rows.end() ? row : *again);
+        }
+        for (const auto& row : table.rows)
+            if (rowOf(old->rows, row.at(0)) == old->rows.end()) rows.push_back(row);
+        table.rows = std::move(rows);
+    }
+    return fresh;
+}
+} // namespace
 
 QStringList SchemesPanel::allSchemes() {
     QStringList names;
@@ -163,12 +202,12 @@ void SchemesPanel::setCurrentScheme(const QString& scheme) {
 }
 
 void SchemesPanel::setWeightReport(std::vector<compute::Table> tables) {
-    weightTables_ = std::move(tables);
+    weightTables_ = mergedReport(weightTables_, std::move(tables));
     model_->setTable(schemeComparisonTable(weightTables_, qualityTables_));
 }
 
 void SchemesPanel::setQualityReport(std::vector<compute::Table> tables) {
-    qualityTables_ = std::move(tables);
+    qualityTables_ = mergedReport(qualityTables_, std::move(tables));
     model_->setTable(schemeComparisonTable(weightTables_, qualityTables_));
 }
 

@@ -31,15 +31,18 @@ SpeculativePanel::SpeculativePanel(QWidget* parent)
     : LabPanel("speculative", tr("Speculative decoding"),
                tr("A quantized copy of the model drafts g tokens, the model checks them in one "
                   "step and keeps the agreeing prefix plus its own next token. The speedup "
-                  "predicted from the measured acceptance alpha and draft cost c, beside the "
-                  "real runs: below 1, speculation loses."),
+                  "the chapter's formula predicts from the measured acceptance alpha and draft "
+                  "cost c (checking g + 1 tokens costs one step), the prediction with this "
+                  "device's measured verify cost v(g), and the real runs: below 1, "
+                  "speculation loses."),
                parent),
       acceptance_(new TableModel(this)), runs_(new TableModel(this)) {
     setAxis(Qt::Horizontal, tr("draft length g"), AxisScale::Linear);
     setAxis(Qt::Vertical, tr("speedup (x)"), AxisScale::Linear);
-    addSeries(tr("predicted (measured alpha and c)"), SeriesKind::Line);
+    addSeries(tr("chapter's formula (verify = 1 step)"), SeriesKind::Line);
     addSeries(tr("measured (real runs)"), SeriesKind::Scatter);
     addSeries(tr("break-even"), SeriesKind::DashedLine);
+    addSeries(tr("this device (verify = v(g) steps)"), SeriesKind::Line);
     setEmptyHint(tr("Press \"Measure speculation\" below: the model runs as the target and as "
                     "each draft scheme, then speculates for real at g = 2, 4 and 8."));
 
@@ -125,18 +128,23 @@ void SpeculativePanel::setStudy(ex::SpeculativeStudyPtr study) {
     const auto* runs = compute::findTable(tables, "speculative-runs");
     acceptance_->setTable(acceptance ? *acceptance : compute::Table{});
     runs_->setTable(runs ? *runs : compute::Table{});
-    QList<QPointF> predicted, measured, breakEven;
+    QList<QPointF> predicted, onDevice, measured, breakEven;
     if (formula) {
         for (std::size_t r = 0; r < formula->rows.size(); ++r) {
             const double g = formula->number(r, "g");
             predicted << QPointF(g, formula->number(r, "predicted speedup"));
+            if (!std::holds_alternative<std::monostate>(formula->at(r, "predicted on this device")))
+                onDevice << QPointF(g, formula->number(r, "predicted on this device"));
             breakEven << QPointF(g, 1.0);
         }
     }
     if (study_)
         for (const auto& r : study_->runs)
             measured << QPointF(r.run.draftLength, study_->measuredSpeedup(r.run));
-    setSeriesPoints({{Predicted, predicted}, {Measured, measured}, {BreakEven, breakEven}});
+    setSeriesPoints({{Predicted, predicted},
+                     {Measured, measured},
+                     {BreakEven, breakEven},
+                     {DevicePredicted, onDevice}});
     const auto* draft = study_ ? study_->findDraft(study_->runDraft) : nullptr;
     if (!draft) {
         setSummary({});
@@ -157,6 +165,15 @@ void SpeculativePanel::setStudy(ex::SpeculativeStudyPtr study) {
         identical = identical && r.identicalToTarget;
     }
     if (!measuredText.isEmpty()) text += tr(" · measured ") + measuredText.join(", ");
+    // Why the chapter's line and this device's part, in numbers: the verify cost.
+    QStringList costs;
+    for (const auto& r : study_->runs)
+        if (const double v = study_->verifyCost(r.run); v > 0)
+            costs << tr("v(%1) = %2").arg(r.run.draftLength).arg(locale.toString(v, 'f', 2));
+    if (!costs.isEmpty())
+        text += tr(" · verifying g + 1 tokens costs %1 target steps here; the chapter's "
+                   "memory-bound GPU pays about 1")
+                    .arg(costs.join(", "));
     if (study_->temperature == 0 && !study_->runs.empty())
         text += identical ? tr(" · output identical to the target's")
                           : tr(" · output DIFFERS from the target's");

@@ -1,8 +1,9 @@
 #pragma once
-// Chapter item 12: speculative decoding with a quantized draft. The predicted speedup over
-// the draft length g (from the measured alpha and draft cost c) beside the speedups the real
-// runs measured and the break-even line; tables of alpha, c and memory per draft scheme and
-// of the real runs (greedy output identical to the target's, or not).
+// Chapter item 12: speculative decoding with a quantized draft. The chapter's predicted
+// speedup over the draft length g (from the measured alpha and draft cost c, verification at
+// one step) and this device's (verification at its measured v(g) steps) beside the speedups
+// the real runs measured and the break-even line; tables of alpha, c and memory per draft scheme
+// and of the real runs (greedy output identical to the target's, or not).
 #include "compute/experiments/speculative/SpeculativeLab.hpp"
 #include "widgets/JobControls.hpp"
 #include "widgets/LabPanel.hpp"
@@ -17,7 +18,9 @@ class TableModel;
 class SpeculativePanel : public LabPanel {
     Q_OBJECT
 public:
-    enum Series { Predicted, Measured, BreakEven };
+    // Predicted: the chapter's formula (verification costs one step); DevicePredicted: the
+    // same with this device's measured verify cost v(g).
+    enum Series { Predicted, Measured, BreakEven, DevicePredicted };
 
     // The scripted run: two drafts over this many positions, this many tokens per run (the
     // panel's defaults: every draft, 144 positions, 64 tokens).

@@ -13,14 +13,37 @@ QStringList panelIds() {
     return registeredPanelIds();
 }
 
-bool asksForHelpOrVersion(int argc, char** argv) {
-    for (int i = 1; i < argc; ++i) {
-        const QByteArray arg(argv[i]);
-        if (arg == "--help" || arg == "-h" || arg == "-?" || arg == "--help-all" ||
-            arg == "--version" || arg == "-v")
-            return true;
+QStringList withoutQtOptions(const QStringList& arguments) {
+    // QGuiApplication's and QApplication's own options (Qt 6.4), each with one or two dashes.
+    static const QStringList withValue = {"platform",        "platformpluginpath",
+                                          "platformtheme",   "plugin",
+                                          "qwindowgeometry", "geometry",
+                                          "qwindowicon",     "icon",
+                                          "qwindowtitle",    "title",
+                                          "display",         "name",
+                                          "style",           "stylesheet",
+                                          "session",         "qmljsdebugger"};
+    static const QStringList flags = {"reverse", "widgetcount", "nograb",
+                                      "dograb",  "sync",        "testability"};
+    QStringList kept;
+    for (qsizetype i = 0; i < arguments.size(); ++i) {
+        const QString& arg = arguments[i];
+        QString name = arg;
+        if (i == 0 || !name.startsWith('-') || name == "-" || name == "--") {
+            kept << arg;
+            continue;
+        }
+        name.remove(0, name.startsWith("--") ? 2 : 1);
+        const qsizetype equals = name.indexOf('=');
+        const QString bare = equals < 0 ? name : name.left(equals);
+        if (withValue.contains(bare)) {
+            if (equals < 0) ++i; // its value is the next argument
+            continue;
+        }
+        if (flags.contains(name)) continue;
+        kept << arg;
     }
-    return false;
+    return kept;
 }
 
 CommandLineOptions parseCommandLine(const QStringList& arguments, QString* error) {

@@ -42,7 +42,8 @@ CommandLineOptions parseCommandLine(const QStringList& arguments, QString* error
 
 // The panel ids --tab accepts, in the window's tab order.
 QStringList panelIds();
-// Whether argv asks only for --help/--version (answered before a display is needed).
-bool asksForHelpOrVersion(int argc, char** argv);
+// argv without the options QApplication consumes itself (-platform NAME, -style NAME,
+// -reverse ...), so the command line can be checked before a display is looked for.
+QStringList withoutQtOptions(const QStringList& arguments);
 
 } // namespace inferscope::gui

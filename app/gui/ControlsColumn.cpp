@@ -126,7 +126,8 @@ ControlsColumn::ControlsColumn(bool backendFixed, QWidget* parent) : QWidget(par
     buttons->addWidget(stopButton_);
     column->addLayout(buttons);
 
-    auto* outputBox = new QGroupBox(tr("Output"), this);
+    auto* outputBox = outputBox_ = new QGroupBox(tr("Output"), this);
+    outputBox->setObjectName("outputBox");
     auto* outputLayout = new QVBoxLayout(outputBox);
     outputEdit_ = new QPlainTextEdit(outputBox);
     outputEdit_->setObjectName("output");
@@ -200,6 +201,15 @@ void ControlsColumn::appendOutput(const QString& text) {
 
 void ControlsColumn::setOutput(const QString& text) {
     outputEdit_->setPlainText(text);
+}
+
+void ControlsColumn::setOutputSource(const QString& source) {
+    outputBox_->setTitle(source.isEmpty() ? tr("Output") : tr("Output of %1").arg(source));
+    outputBox_->setToolTip(outputBox_->title());
+}
+
+QString ControlsColumn::outputTitle() const {
+    return outputBox_->title();
 }
 
 void ControlsColumn::setModelLine(const QString& html, const QString& tooltip) {

@@ -12,6 +12,7 @@
 class QCheckBox;
 class QComboBox;
 class QDoubleSpinBox;
+class QGroupBox;
 class QLabel;
 class QLineEdit;
 class QPlainTextEdit;
@@ -34,6 +35,9 @@ public:
     void setState(bool canGenerate, bool generating, bool chatAvailable, bool canPickInt8);
     void appendOutput(const QString& text);
     void setOutput(const QString& text);
+    // Names the model and scheme the output came from, in its box's title.
+    void setOutputSource(const QString& source);
+    QString outputTitle() const;
     void setModelLine(const QString& html, const QString& tooltip);
     QString modelLine() const;
     // The backend box's entry for a key (-1: no such device here), and the key shown.
@@ -72,6 +76,7 @@ private:
     QSpinBox* maxTokensSpin_ = nullptr;
     QPushButton* generateButton_ = nullptr;
     QPushButton* stopButton_ = nullptr;
+    QGroupBox* outputBox_ = nullptr;
     QPlainTextEdit* outputEdit_ = nullptr;
 };
 

@@ -2,6 +2,7 @@
 #include "models/tokenizer/PrintableBytes.hpp"
 
 #include "app/gui/ControlsColumn.hpp"
+#include "app/gui/WheelGuard.hpp"
 #include "compute/formats/WeightFormat.hpp"
 #include "widgets/ChartExport.hpp"
 #include "widgets/LabSelection.hpp"
@@ -31,6 +32,8 @@ MainWindow::MainWindow(BackendFactory factory, QWidget* parent)
     }
     buildUi();
     buildMenus();
+    // One wheel rule for every control of the application, installed once.
+    WheelGuard::install(this);
     subscribe();
     applySettingsToUi();
     if (!settings_.geometry.isEmpty())
@@ -127,6 +130,7 @@ void MainWindow::onModelLoaded(const widgets::LoadedModelPtr& model) {
     modelPath_ = path;
     modelHasChat_ = model->chatTemplate;
     backendName_ = QString::fromStdString(model->backend);
+    generationFormat_ = QString::fromStdString(model->generationFormat);
     lastRun_.reset();
     column_->setModelLine(tr("<b>%1</b><br>%2 · backend: %3")
                               .arg(displayName_.toHtmlEscaped(),
@@ -151,6 +155,7 @@ void MainWindow::onModelLoaded(const widgets::LoadedModelPtr& model) {
 
 void MainWindow::onFormatSwitched(const widgets::FormatSwitchPtr& result) {
     backendName_ = QString::fromStdString(result->backend);
+    generationFormat_ = QString::fromStdString(result->format);
     column_->setModelLine(column_->modelLine().section(tr(" · backend: "), 0, 0) +
                               tr(" · backend: %1").arg(backendName_),
                           modelPath_);
@@ -223,11 +228,32 @@ void MainWindow::onLabJobEnded(widgets::LabPanel* panel, const QString& what, bo
     showError(tr("%1 failed").arg(what), error);
 }
 
+QString MainWindow::whyGenerateWaits() const {
+    if (isLoading()) return tr("Generate waits: the model is still loading");
+    if (!hasModel()) return tr("Generate needs a model: open one with Ctrl+O");
+    if (isGenerating()) return tr("Already generating: Esc stops the run");
+    if (jobs_->running(widgets::kSwitchFormatJob))
+        return tr("Generate waits: the weights are being re-packed and warmed up as %1")
+            .arg(QString::fromStdString(backendChoice_.weightFormat));
+    QStringList running;
+    for (const auto& kind : jobs_->liveKinds()) {
+        auto* owner = deck_->panel(kind);
+        running << (owner ? owner->title() : kind);
+    }
+    return tr("Generate waits: %1 is running (its panel's Cancel stops it)")
+        .arg(running.join(tr(", ")));
+}
+
 bool MainWindow::generate() {
-    if (!hasModel() || isBusy() || isLoading()) return false;
+    if (!hasModel() || isBusy() || isLoading()) {
+        statusLabel_->setText(whyGenerateWaits());
+        return false;
+    }
     column_->readSettings(settings_);
     const auto request = column_->request();
     column_->setOutput({});
+    // The text below names what produced it: a later model or scheme leaves it labelled.
+    column_->setOutputSource(tr("%1 · %2 · %3").arg(displayName_, generationFormat_, backendName_));
     statusLabel_->setText(tr("Generating…"));
     jobs_->generate(request);
     updateActions();

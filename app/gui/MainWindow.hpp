@@ -20,6 +20,7 @@ class QLabel;
 class QMenu;
 class QPlainTextEdit;
 class QProgressBar;
+class QShortcut;
 class QSpinBox;
 class QSplitter;
 class QToolButton;
@@ -79,6 +80,12 @@ public slots:
     // Every panel's PNG, SVG, CSV and JSON into folder; returns the files (empty on error).
     QStringList exportAll(const QString& folder, QString* error = nullptr);
     void setPresentationScale(double scale);
+
+public:
+    // The scale Ctrl+= (direction +1) or Ctrl+- (-1) goes to from scale: the next of 1.0,
+    // 1.25, 1.5, 1.75, 2.0 (a scale between steps goes to its neighbour; the ends stay).
+    static double steppedScale(double scale, int direction);
+public slots:
     // Picks the backend (and reloads the model on it, if one is loaded). A choice without a
     // weight format keeps the one in use.
     void setBackendChoice(const BackendChoice& choice);
@@ -124,7 +131,8 @@ private:
     void onJobEnded(const QString& kind, const QString& error, bool failed);
     void onLabJobEnded(widgets::LabPanel* panel, const QString& what, bool ok,
                        const QString& error);
-    void dropJobs(); // answers to running jobs belong to the old model
+    void dropJobs();                  // answers to running jobs belong to the old model
+    QString whyGenerateWaits() const; // the status line when Generate cannot run now
 
     GuiSettings settings_;
     // Writes the settings file off the GUI thread, one write at a time and in order; its
@@ -139,6 +147,7 @@ private:
     QString loadedText_;            // the status once the current load ends
     QString modelPath_, loadingPath_;
     QString displayName_;
+    QString generationFormat_; // the weight format generation runs with now
     bool modelHasChat_ = false;
     QFont baseFont_;
     bool shownOnce_ = false;
@@ -153,6 +162,7 @@ private:
     QMenu* recentMenu_ = nullptr;
     QAction* generateAction_ = nullptr;
     QAction* stopAction_ = nullptr;
+    QList<QShortcut*> refusedGenerateShortcuts_;
 };
 
 } // namespace inferscope::gui

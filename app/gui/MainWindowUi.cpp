@@ -1,6 +1,8 @@
 // The window's widgets, menus and settings (its jobs and status bar are in MainWindow.cpp).
 #include "app/gui/ControlsColumn.hpp"
 #include "app/gui/MainWindow.hpp"
+#include "app/gui/StatusLine.hpp"
+#include "app/gui/WheelGuard.hpp"
 #include "models/LoadedModel.hpp"
 #include "widgets/ChartExport.hpp"
 #include "widgets/LabSelection.hpp"
@@ -20,16 +22,20 @@
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QScrollArea>
+#include <QShortcut>
 #include <QShowEvent>
 #include <QSpinBox>
 #include <QSplitter>
 #include <QStatusBar>
 #include <QToolButton>
+#include <array>
 
 namespace inferscope::gui {
 
 namespace {
-constexpr double kScaleStep = 1.25;
+// The presentation scales Ctrl+= and Ctrl+- step through (a factor of 1.25 went 1.25 ->
+// 1.5625, so 1.5 was out of reach).
+constexpr std::array kScaleSteps = {1.0, 1.25, 1.5, 1.75, 2.0};
 
 QString firstLocalPath(const QMimeData* mime) {
     if (!mime || !mime->hasUrls()) return {};
@@ -88,7 +94,7 @@ void MainWindow::buildUi() {
     column_->setMinimumWidth(300);
     setCentralWidget(splitter_);
 
-    statusLabel_ = new QLabel(tr("Open a model to begin"), this);
+    statusLabel_ = new StatusLine(tr("Open a model to begin"), this);
     statusLabel_->setObjectName("statusLabel");
     progress_ = new QProgressBar(this);
     progress_->setRange(0, 100);
@@ -129,17 +135,26 @@ void MainWindow::buildMenus() {
     generateAction_->setShortcuts(
         {QKeySequence(Qt::CTRL | Qt::Key_Return), QKeySequence(Qt::CTRL | Qt::Key_Enter)});
     generateAction_->setShortcutContext(Qt::WindowShortcut);
+    // A disabled action's shortcut does nothing at all; while Generate cannot run, these take
+    // the keys and say why in the status bar (updateActions switches between the two).
+    for (const auto& keys : generateAction_->shortcuts()) {
+        auto* refused = new QShortcut(keys, this);
+        refused->setObjectName("generateRefusedShortcut");
+        refused->setEnabled(false);
+        connect(refused, &QShortcut::activated, this, &MainWindow::generate);
+        refusedGenerateShortcuts_.push_back(refused);
+    }
     stopAction_ = run->addAction(tr("&Stop"), this, &MainWindow::stop);
     stopAction_->setShortcut(QKeySequence(Qt::Key_Escape));
     stopAction_->setShortcutContext(Qt::WindowShortcut);
 
     auto* view = menuBar()->addMenu(tr("&View"));
     auto* larger = view->addAction(tr("Larger text (presentation)"), this, [this] {
-        setPresentationScale(settings_.presentationScale * kScaleStep);
+        setPresentationScale(steppedScale(settings_.presentationScale, +1));
     });
     larger->setShortcuts({QKeySequence::ZoomIn, QKeySequence(Qt::CTRL | Qt::Key_Equal)});
     auto* smaller = view->addAction(tr("Smaller text"), this, [this] {
-        setPresentationScale(settings_.presentationScale / kScaleStep);
+        setPresentationScale(steppedScale(settings_.presentationScale, -1));
     });
     smaller->setShortcut(QKeySequence::ZoomOut);
     auto* reset =
@@ -197,12 +212,25 @@ void MainWindow::updateRecentMenu() {
 void MainWindow::updateActions() {
     const bool canGenerate = hasModel() && !isBusy() && !isLoading();
     generateAction_->setEnabled(canGenerate);
+    for (auto* refused : refusedGenerateShortcuts_) refused->setEnabled(!canGenerate);
     stopAction_->setEnabled(isGenerating());
     column_->setState(canGenerate, isGenerating(), !hasModel() || modelHasChat_,
                       !factoryInjected_ && backendChoice_.kind == BackendChoice::Kind::Vulkan &&
                           !isBusy() && !isLoading());
     progress_->setVisible(isLoading());
     cancelLoadButton_->setVisible(isLoading());
+}
+
+double MainWindow::steppedScale(double scale, int direction) {
+    constexpr double tolerance = 1e-6;
+    if (direction > 0) {
+        for (double step : kScaleSteps)
+            if (step > scale + tolerance) return step;
+        return std::max(scale, kScaleSteps.back());
+    }
+    for (auto step = kScaleSteps.rbegin(); step != kScaleSteps.rend(); ++step)
+        if (*step < scale - tolerance) return *step;
+    return std::min(scale, kScaleSteps.front());
 }
 
 void MainWindow::setPresentationScale(double scale) {

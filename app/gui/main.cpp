@@ -16,39 +16,32 @@ void nameApplication() {
 
 int main(int argc, char** argv) {
     using namespace inferscope::gui;
-    // --help and --version need no display: answer them before QApplication looks for one.
-    if (asksForHelpOrVersion(argc, argv)) {
+    // The whole command line is checked before QApplication looks for a display, so a bad
+    // option is named (exit 2) and --help/--version answer on a terminal without one; only
+    // Qt's own options (-platform ...) are left for QApplication to take.
+    CommandLineOptions options;
+    {
         QCoreApplication core(argc, argv);
         nameApplication();
         QString error;
-        CommandLineOptions options = parseCommandLine(QCoreApplication::arguments(), &error);
+        options = parseCommandLine(withoutQtOptions(QCoreApplication::arguments()), &error);
         if (!error.isEmpty()) {
             std::fprintf(stderr, "inferscope: %s\n", qPrintable(error));
             return 2;
         }
-        std::fputs(qPrintable(options.text), stdout);
-        return 0;
+        if (options.help || options.version) {
+            std::fputs(qPrintable(options.text), stdout);
+            return 0;
+        }
     }
     // A scripted run on a machine without a display draws offscreen instead of failing.
-    bool quitting = false;
-    for (int i = 1; i < argc; ++i) quitting = quitting || QByteArray(argv[i]) == "--quit";
-    if (quitting && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM") &&
+    if (options.quit && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM") &&
         qEnvironmentVariableIsEmpty("DISPLAY") && qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY"))
         qputenv("QT_QPA_PLATFORM", "offscreen");
 
     QApplication app(argc, argv);
     nameApplication();
 
-    QString error;
-    CommandLineOptions options = parseCommandLine(QApplication::arguments(), &error);
-    if (!error.isEmpty()) {
-        std::fprintf(stderr, "inferscope: %s\n", qPrintable(error));
-        return 2;
-    }
-    if (options.help || options.version) { // e.g. "-platform offscreen --help"
-        std::fputs(qPrintable(options.text), stdout);
-        return 0;
-    }
     MainWindow window;
     if (options.quit) window.setProperty("headless", true);
     window.show();

@@ -37,6 +37,22 @@ private slots:
                                                 "speculative-runs", "speculative-positions"}));
         const auto& acceptance = doc.at("tables").at(0);
         QCOMPARE(acceptance.at("rows").size(), std::size_t(2));
+        // The formula table prints this device's prediction beside the chapter's: g c + v(g),
+        // v(g) measured at g = 1 and 3, and the note that says why they part.
+        const auto& formula = doc.at("tables").at(1);
+        std::size_t onDevice = 0, verify = 0;
+        for (std::size_t i = 0; i < formula.at("columns").size(); ++i) {
+            const std::string name = formula.at("columns").at(i).at("name");
+            if (name == "predicted on this device") onDevice = i;
+            if (name == "verify cost v(g)") verify = i;
+        }
+        QVERIFY(onDevice > 0 && verify > 0);
+        for (const auto& row : formula.at("rows")) {
+            QVERIFY(row.at(verify).is_number() && row.at(verify).get<double>() > 0);
+            QVERIFY(row.at(onDevice).is_number() && row.at(onDevice).get<double>() > 0);
+        }
+        QVERIFY2(formula.at("notes").back().get<std::string>().find("v(g)") != std::string::npos,
+                 formula.dump().c_str());
         const auto& runs = doc.at("tables").at(2);
         QCOMPARE(runs.at("rows").size(), std::size_t(2));
         QVERIFY2(r.out.find("\"yes\"") != std::string::npos, r.out.c_str());

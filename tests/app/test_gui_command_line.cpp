@@ -121,6 +121,36 @@ private slots:
         QCOMPARE(version.out.trimmed(), QString("inferscope 0.1.0"));
     }
 
+    // Issue 48 item 8: with no display at all, a bad option is named and exits 2 (it used to
+    // abort in Qt's platform plugin, exit 134, before the command line was read).
+    void executableNamesABadOptionWithoutADisplay() {
+        QVERIFY2(!windowExecutable().isEmpty(), "build the inferscope target first");
+        auto bogus = runWindow({"--bogus"}, withoutDisplay());
+        QVERIFY2(bogus.status == 2,
+                 qPrintable(QString("exit %1: %2").arg(bogus.status).arg(bogus.err)));
+        QVERIFY2(bogus.err.contains("bogus") && !bogus.err.contains("platform plugin"),
+                 qPrintable(bogus.err));
+        auto tab = runWindow({"--tab", "no-such-panel"}, withoutDisplay());
+        QCOMPARE(tab.status, 2);
+        QVERIFY2(tab.err.contains("no-such-panel"), qPrintable(tab.err));
+        auto scale = runWindow({"--scale", "9"}, withoutDisplay());
+        QCOMPARE(scale.status, 2);
+        QVERIFY2(scale.err.contains("--scale"), qPrintable(scale.err));
+    }
+
+    // Qt's own options stay QApplication's: the early check neither refuses nor keeps them.
+    void qtOptionsAreLeftToQApplication() {
+        const QStringList with = {"inferscope", "-platform", "offscreen", "--style=fusion",
+                                  "-reverse",   "--run",     "--tab",     "kv-cache"};
+        QCOMPARE(withoutQtOptions(with), (QStringList{"inferscope", "--run", "--tab", "kv-cache"}));
+        QString error;
+        auto options = parseCommandLine(withoutQtOptions(with), &error);
+        QVERIFY2(error.isEmpty(), qPrintable(error));
+        QVERIFY(options.run);
+        QCOMPARE(withoutQtOptions({"inferscope", "--bogus"}),
+                 (QStringList{"inferscope", "--bogus"}));
+    }
+
     void executableRefusesAnUnknownTab() {
         QVERIFY2(!windowExecutable().isEmpty(), "build the inferscope target first");
         auto env = withoutDisplay();

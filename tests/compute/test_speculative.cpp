@@ -117,6 +117,59 @@ private slots:
         QCOMPARE(ex::medianOf({4, 1, 2, 3}), 2.5);
     }
 
+    // Issue 48 item 1: the device's prediction divides by g c + v(g), v(g) the measured
+    // verification step in target steps; between the runs' g it follows the line through them.
+    void devicePredictionUsesTheMeasuredVerifyCost() {
+        QCOMPARE(ex::speculativeSpeedupOnDevice(0.9, 8, 0.1, 1.0),
+                 ex::speculativeSpeedup(0.9, 8, 0.1));
+        // alpha 0.75, g 2: 2.3125 tokens per verification, over 2 x 0.5 + 1.5.
+        QVERIFY(std::fabs(ex::speculativeSpeedupOnDevice(0.75, 2, 0.5, 1.5) - 0.925) < 1e-12);
+        ex::SpeculativeStudy study;
+        QCOMPARE(study.verifyCostAt(3), 0.0); // no runs
+        study.targetStepSeconds = 0.010;
+        study.targetAlone.stepSeconds.assign(8, 0.010);
+        study.targetAlone.generateSeconds = 0.080;
+        for (auto [g, verifySeconds] : {std::pair{2u, 0.0632}, std::pair{4u, 0.0944}}) {
+            ex::SpeculativeRunSummary r;
+            r.run.draftLength = g;
+            r.run.verifications = 4;
+            r.run.verifySeconds = verifySeconds; // v(2) = 1.58, v(4) = 2.36
+            r.run.reachedAt.assign(g, 4);
+            r.run.acceptedAt.assign(g, 3);
+            r.run.tokens.assign(8, 1);
+            r.run.generateSeconds = 0.100;
+            study.runs.push_back(r);
+        }
+        QVERIFY(std::fabs(study.verifyCost(study.runs[0].run) - 1.58) < 1e-9);
+        QVERIFY(std::fabs(study.verifyCostAt(2) - 1.58) < 1e-9);
+        QVERIFY(std::fabs(study.verifyCostAt(3) - 1.97) < 1e-9); // halfway
+        QVERIFY(std::fabs(study.verifyCostAt(8) - 3.92) < 1e-9); // along the line beyond
+        QVERIFY(std::fabs(study.verifyCostAt(1) - 1.58) < 1e-9); // the shortest run's
+        // Two noisy runs whose line falls: beyond them v(g) holds, it never drops to 0.
+        auto falling = study;
+        falling.runs[1].run.verifySeconds = 0.050; // v(4) = 1.25 < v(2)
+        QVERIFY(std::fabs(falling.verifyCostAt(8) - 1.25) < 1e-9);
+        ex::DraftAgreement draft;
+        draft.scheme = "int8-row";
+        draft.agrees = {true, true, true, false}; // alpha 0.75
+        draft.stepSeconds = {0.005};              // c 0.5
+        study.drafts.push_back(draft);
+        study.runDraft = "int8-row";
+        const auto tables = ex::speculativeTables(study);
+        const auto* formula = findTable(tables, "speculative-formula");
+        QVERIFY(formula);
+        QVERIFY(std::fabs(formula->number(1, "verify cost v(g)") - 1.58) < 1e-9);
+        QVERIFY(std::fabs(formula->number(1, "predicted on this device") -
+                          ex::speculativeSpeedupOnDevice(0.75, 2, 0.5, 1.58)) < 1e-9);
+        // The note says in numbers why the two predictions part.
+        const std::string& why = formula->notes.back();
+        QVERIFY2(why.find("g = 2: 1.58") != std::string::npos &&
+                     why.find("g = 4: 2.36") != std::string::npos &&
+                     why.find("about one step") != std::string::npos,
+                 why.c_str());
+        QCOMPARE(why, ex::speculativeVerifyNote(study));
+    }
+
     void truncateFreesWholeBlocksAndKeepsTheCacheRight() {
         EngineOptions options;
         options.weightFormat = WeightFormat::F32;

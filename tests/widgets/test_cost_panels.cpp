@@ -37,6 +37,23 @@ models::ModelConfig smallConfig() {
     return c;
 }
 
+// The note lines the CLI prints under its tables (compute::renderText, two spaces in), in
+// table order, a note two tables share once.
+QString printedNotes(const std::vector<compute::Table>& tables) {
+    QStringList lines;
+    for (const auto& table : tables) {
+        const auto printed = QString::fromStdString(compute::renderText(table)).split('\n');
+        // renderText ends each line with a newline: the notes are the lines before the last.
+        const auto notes = printed.mid(printed.size() - 1 - qsizetype(table.notes.size()),
+                                       qsizetype(table.notes.size()));
+        for (const auto& line : notes) {
+            const QString note = line.mid(2);
+            if (!lines.contains(note)) lines << note;
+        }
+    }
+    return lines.join('\n');
+}
+
 } // namespace
 
 class CostPanelsTest : public QObject {
@@ -73,6 +90,21 @@ private slots:
         QVERIFY(panel.summaryText().contains("does not fit"));
         const auto tables = panel.dataTables();
         QCOMPARE(tables.size(), std::size_t(2));
+    }
+
+    // Issue 48 item 4: the budget's caveats (block formats cost more than 0.5 bytes per
+    // weight, the reserve) stood only in the CLI's text and the JSON; now under the chart.
+    void tableNotesShowUnderTheChart() {
+        MemoryBudgetPanel panel;
+        panel.setLoadedModel(ex::shapeOf(smallConfig(), 1'000'000, "small"));
+        panel.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&panel));
+        const QString expected = printedNotes(panel.dataTables());
+        QVERIFY(expected.contains("Weights at exactly 2, 1 or 0.5 bytes"));
+        QTRY_COMPARE(panel.notesText(), expected);
+        QVERIFY(panel.notesWidget()->isVisible());
+        panel.gpuBox()->setCurrentIndex(1); // redrawn from its controls: the notes follow
+        QTRY_COMPARE(panel.notesText(), printedNotes(panel.dataTables()));
     }
 
     void budgetRefusesABadPresetsFile() {
@@ -159,6 +191,7 @@ private slots:
         run.run.reachedAt = {4, 3};
         run.run.acceptedAt = {3, 2};
         run.run.generateSeconds = 0.045; // 5 ms per token: 2x
+        run.run.verifySeconds = 0.060;   // 15 ms per verification: v(2) = 1.5 target steps
         run.identicalToTarget = true;
         study->runs.push_back(run);
         panel.setStudy(study);
@@ -170,16 +203,27 @@ private slots:
         QCOMPARE(measured.size(), 1);
         QCOMPARE(measured[0], QPointF(2, 2.0));
         QCOMPARE(panel.seriesPoints(SpeculativePanel::BreakEven).front().y(), 1.0);
+        // This device's prediction: verification at v(g) = 1.5 steps (one run: every g).
+        const auto onDevice = panel.seriesPoints(SpeculativePanel::DevicePredicted);
+        QCOMPARE(onDevice.size(), 8);
+        QVERIFY(std::fabs(onDevice[1].y() - ex::speculativeSpeedupOnDevice(0.75, 2, 0.5, 1.5)) <
+                1e-9);
+        QVERIFY2(panel.summaryText().contains("v(2) = 1.50"), qPrintable(panel.summaryText()));
         QVERIFY2(panel.summaryText().contains("0.750") && panel.summaryText().contains("identical"),
                  qPrintable(panel.summaryText()));
         QCOMPARE(panel.acceptanceModel()->rowCount(), 1);
         QCOMPARE(panel.dataTables().size(), std::size_t(4));
+        // Hidden, the panel reads its notes when asked: the formula's and the runs' notes.
+        QCOMPARE(panel.notesText(), printedNotes(panel.dataTables()));
+        QVERIFY(panel.notesText().contains("predicted: (1 - alpha^(g+1))"));
+        QVERIFY(panel.notesText().contains("Why the two predictions part"));
         study->runs.front().identicalToTarget = false;
         panel.setStudy(study);
         QVERIFY(panel.summaryText().contains("DIFFERS"));
         panel.setStudy(nullptr);
         QVERIFY(!panel.hasData());
         QVERIFY(panel.dataTables().empty());
+        QVERIFY(panel.notesText().isEmpty());
     }
 };
 

@@ -50,7 +50,8 @@ void LabPanelsTest::kernelTimingsDrawOneBarPerKernel() {
              QStringList({"embed", "qkv_rope", "attention", "ffn_down", "lm_head"}));
     auto bars = panel.seriesPoints(KernelTimingsPanel::DecodeStep);
     QCOMPARE(bars.size(), qsizetype(5));
-    const double expected[] = {5, 150, 45, 200, 100};
+    // Issue 48 item 6: the mean over the run's 5 decode steps, not the last step alone.
+    const double expected[] = {5.2, 152, 43, 202, 99.6};
     for (int i = 0; i < 5; ++i) QCOMPARE(bars[i].y(), expected[i]);
     auto table = panel.dataTables().at(0);
     double share = 0;
@@ -59,17 +60,19 @@ void LabPanelsTest::kernelTimingsDrawOneBarPerKernel() {
     QCOMPARE(share, 100.0);
     QCOMPARE(table.number(1, "prefill"), 900.0);
     QCOMPARE(table.number(1, "decode dispatches"), 30.0);
-    QVERIFY2(panel.summaryText().contains("500 µs"), qPrintable(panel.summaryText()));
+    QVERIFY2(panel.summaryText().contains("over 5 steps: 502 µs") &&
+                 panel.summaryText().contains("the last step alone: 500 µs"),
+             qPrintable(panel.summaryText()));
     // No bandwidth figures in this run: no claim about what bounds the step.
     QVERIFY(!panel.summaryText().contains("bound by memory bandwidth"));
     QVERIFY(panel.summaryText().contains("no bandwidth measurement"));
     // With them, the claim follows the numbers: the matrix kernels (qkv_rope, ffn_down here:
-    // 350 µs) read 3.5 MB, 10 GB/s: against 12.5 GB/s measured that is 80%, bound ...
+    // 354 µs in the mean step) read 3.5 MB, 9.9 GB/s: against 12.5 GB/s that is 79%, bound ...
     auto measured = std::make_shared<inferscope::widgets::RunRecord>(*recorded::gpuRun());
     measured->decodeWeightBytes = 3'500'000;
     measured->readBytesPerSecond = 12.5e9;
     panel.setRun(measured);
-    QVERIFY2(panel.summaryText().contains("10.0 GB/s, 80% of the 12.5 GB/s") &&
+    QVERIFY2(panel.summaryText().contains("9.9 GB/s, 79% of the 12.5 GB/s") &&
                  panel.summaryText().contains(": bound by memory bandwidth"),
              qPrintable(panel.summaryText()));
     // On CPU devices the engine runs attention inside qkv_rope and labels the dispatch
@@ -78,7 +81,7 @@ void LabPanelsTest::kernelTimingsDrawOneBarPerKernel() {
     for (auto& kernel : fusedLabel->decodeKernels)
         if (kernel.kernel == "qkv_rope") kernel.kernel = "qkv_rope_attention";
     panel.setRun(fusedLabel);
-    QVERIFY2(panel.summaryText().contains("10.0 GB/s, 80% of the 12.5 GB/s"),
+    QVERIFY2(panel.summaryText().contains("9.9 GB/s, 79% of the 12.5 GB/s"),
              qPrintable(panel.summaryText()));
     // ... against 50 GB/s it is 20%: not bound.
     measured = std::make_shared<inferscope::widgets::RunRecord>(*measured);
@@ -285,6 +288,25 @@ void LabPanelsTest::schemesJoinBothReportsSideBySide() {
     QVERIFY(std::holds_alternative<std::monostate>(table.at(1, "perplexity")));
     QCOMPARE(panel.dataTables().size(), std::size_t(3)); // the join, then both reports
     QVERIFY2(panel.summaryText().contains("best fp16"), qPrintable(panel.summaryText()));
+    // Issue 48 item 6: a rerun with fewer schemes adds to the table, it does not wipe it.
+    auto rerun = recorded::qualityTables();
+    rerun[0].rows.erase(rerun[0].rows.begin()); // int4-tensor alone, re-measured
+    rerun[0].rows[0][2] = 30.0;
+    panel.setQualityReport(rerun);
+    QCOMPARE(panel.barCategories(), QStringList({"fp16", "int4-tensor"}));
+    QCOMPARE(panel.seriesPoints(SchemesPanel::Values)[1].y(), 30.0);
+    QCOMPARE(panel.model()->rowCount(), 3);
+    auto fewer = recorded::weightTables();
+    fewer[0].rows.resize(1); // fp16 alone
+    panel.setWeightReport(fewer);
+    QCOMPARE(panel.model()->rowCount(), 3);
+    QCOMPARE(panel.dataTables().at(1).rows.size(), std::size_t(3));
+    // Another measurement (other notes: another text length) stands alone.
+    auto other = recorded::qualityTables();
+    other[0].notes = {"perplexity over 64 tokens"};
+    other[0].rows.resize(1);
+    panel.setQualityReport(other);
+    QCOMPARE(panel.barCategories(), QStringList({"fp16"}));
     panel.clearReports();
     QVERIFY(panel.dataTables().empty());
 }

@@ -243,7 +243,7 @@ void composeSpeculative(ReportSection& s, ReportRun& run) {
     const double predicted = speculativeSpeedup(alpha, g, c);
     const double verify = *numberAt(runs, r, "verify step / target step");
     const double measured = *numberAt(runs, r, "speedup");
-    const double withVerify = expectedTokensPerVerification(alpha, g) / (g * c + verify);
+    const double withVerify = speculativeSpeedupOnDevice(alpha, g, c, verify);
     const std::string same = std::get<std::string>(runs.at(r, "same tokens as the target alone"));
     s.agreement =
         measured > 1 && near(measured, predicted, 0.3) ? Agreement::Agrees : Agreement::Differs;

@@ -28,6 +28,11 @@ double expectedTokensPerVerification(double alpha, std::uint32_t draftLength);
 // Net speedup over the target alone when a draft step costs c target steps and the
 // verification costs one: expectedTokensPerVerification / (g c + 1).
 double speculativeSpeedup(double alpha, std::uint32_t draftLength, double draftCost);
+// The same on a device where verifying g + 1 positions costs verifyCost target steps (about
+// one on a memory-bound GPU, as the chapter assumes; more where the step is compute-bound):
+// expectedTokensPerVerification / (g c + v(g)).
+double speculativeSpeedupOnDevice(double alpha, std::uint32_t draftLength, double draftCost,
+                                  double verifyCost);
 
 // One draw from a distribution (probabilities summing to 1, or to any positive total).
 std::int32_t drawToken(std::span<const double> probabilities, std::mt19937_64& random);
@@ -143,6 +148,14 @@ struct SpeculativeStudy {
     // Seconds per token of the target alone over a real run's (0 when either is unknown).
     double measuredSpeedup(const SpeculativeRun& run) const;
     const DraftAgreement* findDraft(const std::string& scheme) const;
+    // v(g): a real run's mean verification step over the target alone's step beside the runs
+    // (their speedup's baseline; the agreement phase's median step without it), 0 when
+    // either is unknown.
+    double verifyCost(const SpeculativeRun& run) const;
+    // v(g) for any g from the real runs: measured where g ran, on the line between the two
+    // runs around it; below the shortest run (or with one run) that run's value; beyond the
+    // longest, along the line through the last two, never falling; 0 without runs.
+    double verifyCostAt(std::uint32_t draftLength) const;
 };
 using SpeculativeStudyPtr = std::shared_ptr<const SpeculativeStudy>;
 
@@ -155,10 +168,15 @@ SpeculativeStudy runSpeculativeStudy(const FormatBackendFactory& makeBackend,
 
 // Tables "speculative-acceptance" (per draft: memory beside the target's, alpha, step time, c,
 // the best g and its predicted speedup), "speculative-formula" (g = 1..8 for the run's draft:
-// predicted tokens per verification and speedup beside the measured ones),
+// predicted tokens per verification and speedup, the chapter's and this device's from v(g),
+// beside the measured ones),
 // "speculative-runs" (each real run: tokens, verifications, acceptance, wall time, speedup
 // over the target alone, identical or not) and "speculative-positions" (per draft index of
 // the longest run: how often it was reached and accepted, beside alpha^(k-1)).
 std::vector<Table> speculativeTables(const SpeculativeStudy& study);
+// The formula table's note that says in numbers why the chapter's prediction (verification
+// costs one target step) and this device's (it costs v(g)) part, per g that ran; empty
+// without runs.
+std::string speculativeVerifyNote(const SpeculativeStudy& study);
 
 } // namespace inferscope::compute::experiments
