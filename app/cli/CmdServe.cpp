@@ -83,9 +83,9 @@ static int runServe(const CommandArgs& args, std::ostream& out) {
     out << "serving " << serverOptions.modelName << " on http://"
         << (serverOptions.host.find(':') != std::string::npos ? "[" + serverOptions.host + "]"
                                                               : serverOptions.host)
-        << ":" << port << " (slots " << loopOptions.slots << ", context "
-        << loop.contextTokens() << ", KV blocks " << cache.capacityBlocks() << " of "
-        << cache.blockSize() << " positions)" << std::endl;
+        << ":" << port << " (slots " << loopOptions.slots << ", context " << loop.contextTokens()
+        << ", KV blocks " << cache.capacityBlocks() << " of " << cache.blockSize() << " positions)"
+        << std::endl;
     const int signal = signals.wait();
     std::cerr << "serve: " << (signal == SIGINT ? "SIGINT" : "SIGTERM") << ", shutting down\n";
     server.stop();

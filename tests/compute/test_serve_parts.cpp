@@ -69,7 +69,8 @@ private slots:
         std::istringstream lines(text);
         std::string line, family;
         std::set<std::string> typed;
-        const std::regex sample(R"(^([a-z_:]+)\{model_name="small \\"model\\""(,[a-z_]+="[^"]*")?\} (\S+)$)");
+        const std::regex sample(
+            R"(^([a-z_:]+)\{model_name="small \\"model\\""(,[a-z_]+="[^"]*")?\} (\S+)$)");
         int samples = 0;
         while (std::getline(lines, line)) {
             if (line.rfind("# TYPE ", 0) == 0) {
@@ -92,10 +93,13 @@ private slots:
             ++samples;
         }
         QVERIFY(samples > 20);
-        QVERIFY(text.find("inferscope_kv_cache_usage_perc{model_name=\"small \\\"model\\\"\"} 0.25\n") !=
+        QVERIFY(text.find(
+                    "inferscope_kv_cache_usage_perc{model_name=\"small \\\"model\\\"\"} 0.25\n") !=
                 std::string::npos);
-        QVERIFY(text.find("inferscope_generation_tokens_total{model_name=\"small \\\"model\\\"\"} 42\n") !=
-                std::string::npos);
+        QVERIFY(
+            text.find(
+                "inferscope_generation_tokens_total{model_name=\"small \\\"model\\\"\"} 42\n") !=
+            std::string::npos);
         // Cumulative buckets: 0.3 s in le=0.5, both by le=5, +Inf holds the count.
         QVERIFY(text.find("inferscope_time_to_first_token_seconds_bucket{model_name=\"small "
                           "\\\"model\\\"\",le=\"0.5\"} 1\n") != std::string::npos);

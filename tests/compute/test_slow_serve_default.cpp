@@ -137,8 +137,11 @@ class SlowServeDefaultTest : public QObject {
     }
 
     static Json completion(const std::string& prompt, int maxTokens, bool stream = false) {
-        return {{"model", "smollm2"}, {"prompt", prompt}, {"max_tokens", maxTokens},
-                {"temperature", 0}, {"stream", stream}};
+        return {{"model", "smollm2"},
+                {"prompt", prompt},
+                {"max_tokens", maxTokens},
+                {"temperature", 0},
+                {"stream", stream}};
     }
 
 private slots:
@@ -166,7 +169,8 @@ private slots:
         const std::vector<std::string> texts = {"The capital of France is", "Once upon a time",
                                                 "def fibonacci(n):", "Water boils at"};
         std::vector<std::vector<std::int32_t>> alone;
-        for (const auto& text : texts) alone.push_back(collect(*loop_, tokenizer_->encode(text), 12));
+        for (const auto& text : texts)
+            alone.push_back(collect(*loop_, tokenizer_->encode(text), 12));
         std::vector<std::future<std::vector<std::int32_t>>> together;
         for (const auto& text : texts)
             together.push_back(std::async(std::launch::async, [&, text] {
@@ -206,7 +210,8 @@ private slots:
                  std::string("length"));
 
         Json chat = {{"messages", {{{"role", "user"}, {"content", "Name a colour."}}}},
-                     {"max_tokens", 8}, {"temperature", 0}};
+                     {"max_tokens", 8},
+                     {"temperature", 0}};
         const auto chatWhole = post(port_, "/v1/chat/completions", chat.dump()).json();
         QCOMPARE(chatWhole["object"].get<std::string>(), std::string("chat.completion"));
         const auto chatText = chatWhole["choices"][0]["message"]["content"].get<std::string>();
@@ -324,10 +329,10 @@ private slots:
         std::vector<std::future<SseAnswer>> clients;
         for (int i = 0; i < 64; ++i)
             clients.push_back(std::async(std::launch::async, [&, i] {
-                return stream(port_, "/v1/completions",
-                              completion("Story number " + std::to_string(i) + ": once there was",
-                                         200, true),
-                              true);
+                return stream(
+                    port_, "/v1/completions",
+                    completion("Story number " + std::to_string(i) + ": once there was", 200, true),
+                    true);
             }));
         for (auto& client : clients) {
             const auto answer = client.get();
@@ -359,9 +364,10 @@ private slots:
         QCOMPARE(second["choices"][0]["text"], first["choices"][0]["text"]);
         const auto metrics = loop_->waitForIdle(5s)->metrics;
         QCOMPARE(metrics.sharedPromptTokens, std::uint64_t(shared));
-        QVERIFY(get(port_, "/metrics").body.find("inferscope_prefix_shared_tokens_total{model_name="
-                                                 "\"smollm2\"} " +
-                                                 std::to_string(shared)) != std::string::npos);
+        QVERIFY(get(port_, "/metrics")
+                    .body.find("inferscope_prefix_shared_tokens_total{model_name="
+                               "\"smollm2\"} " +
+                               std::to_string(shared)) != std::string::npos);
     }
 
     // The load check: 64 concurrent greedy streams each equal their request alone;
@@ -371,12 +377,11 @@ private slots:
         constexpr int kPrompts = 8, kCopies = 8, kTokens = 12;
         std::vector<std::string> alone;
         for (int p = 0; p < kPrompts; ++p)
-            alone.push_back(post(port_, "/v1/completions",
-                                 completion("Fact " + std::to_string(p) + " about the sea:",
-                                            kTokens)
-                                     .dump())
-                                .json()["choices"][0]["text"]
-                                .get<std::string>());
+            alone.push_back(
+                post(port_, "/v1/completions",
+                     completion("Fact " + std::to_string(p) + " about the sea:", kTokens).dump())
+                    .json()["choices"][0]["text"]
+                    .get<std::string>());
         const auto blocksBefore = loop_->waitForIdle(5s)->metrics.blocksFree;
         const long threadsBefore = procStatus("Threads:"), rssBefore = procStatus("VmRSS:");
         const auto started = std::chrono::steady_clock::now();
@@ -384,8 +389,7 @@ private slots:
         for (int i = 0; i < kPrompts * kCopies; ++i)
             streams.push_back(std::async(std::launch::async, [&, i] {
                 return stream(port_, "/v1/completions",
-                              completion("Fact " + std::to_string(i % kPrompts) +
-                                             " about the sea:",
+                              completion("Fact " + std::to_string(i % kPrompts) + " about the sea:",
                                          kTokens, true));
             }));
         for (int i = 0; i < kPrompts * kCopies; ++i) {

@@ -19,8 +19,8 @@ const char* typeName(const Json& value) {
 }
 
 ApiError wrongType(const std::string& field, const char* wanted, const Json& value) {
-    return invalidRequest("'" + field + "' must be " + wanted + ", not " + typeName(value),
-                          field, "invalid_type");
+    return invalidRequest("'" + field + "' must be " + wanted + ", not " + typeName(value), field,
+                          "invalid_type");
 }
 
 std::optional<std::int64_t> integerField(const Json& body, const std::string& field) {
@@ -77,9 +77,8 @@ std::vector<std::int32_t> chatPrompt(const Json& body, const models::Tokenizer& 
     if (it == body.end()) throw invalidRequest("'messages' is required", "messages", "missing");
     if (!it->is_array()) throw wrongType("messages", "an array", *it);
     if (it->empty() || it->size() > kMaxMessages)
-        throw invalidRequest("'messages' must hold 1 to " + std::to_string(kMaxMessages) +
-                                 " messages",
-                             "messages");
+        throw invalidRequest(
+            "'messages' must hold 1 to " + std::to_string(kMaxMessages) + " messages", "messages");
     if (!chatFormat)
         throw invalidRequest("this model has no chat template InferScope recognises; use "
                              "/v1/completions",
@@ -102,8 +101,8 @@ std::vector<std::int32_t> chatPrompt(const Json& body, const models::Tokenizer& 
         if (content == message.end())
             throw invalidRequest("'" + path + ".content' is required", path + ".content",
                                  "missing");
-        messages.push_back({name == "developer" ? "system" : name,
-                            messageText(*content, path + ".content")});
+        messages.push_back(
+            {name == "developer" ? "system" : name, messageText(*content, path + ".content")});
     }
     return tokenizer.encode(models::formatChat(*chatFormat, messages, true), true, true);
 }
@@ -122,10 +121,10 @@ std::vector<std::int32_t> completionPrompt(const Json& body, const models::Token
                 throw wrongType("prompt[" + std::to_string(i) + "]", "a token id", id);
             const auto value = id.get<std::int64_t>();
             if (value < 0 || value >= tokenizer.vocabSize())
-                throw invalidRequest("'prompt[" + std::to_string(i) + "]' = " +
-                                         std::to_string(value) + " is outside the vocabulary of " +
-                                         std::to_string(tokenizer.vocabSize()),
-                                     "prompt");
+                throw invalidRequest(
+                    "'prompt[" + std::to_string(i) + "]' = " + std::to_string(value) +
+                        " is outside the vocabulary of " + std::to_string(tokenizer.vocabSize()),
+                    "prompt");
             ids.push_back(std::int32_t(value));
         }
         return ids;
@@ -163,7 +162,8 @@ ParsedCompletion parseCompletionRequest(std::string_view body, CompletionEndpoin
         throw invalidRequest(std::string("the body is not valid JSON: ") + error.what(), {},
                              "invalid_json");
     }
-    if (!json.is_object()) throw invalidRequest("the body must be a JSON object", {}, "invalid_json");
+    if (!json.is_object())
+        throw invalidRequest("the body must be a JSON object", {}, "invalid_json");
     ParsedCompletion parsed;
     parsed.chat = endpoint == CompletionEndpoint::ChatCompletions;
     if (const auto model = json.find("model"); model != json.end() && !model->is_null()) {
@@ -176,8 +176,7 @@ ParsedCompletion parseCompletionRequest(std::string_view body, CompletionEndpoin
     if (const auto options = json.find("stream_options");
         options != json.end() && !options->is_null()) {
         if (!options->is_object()) throw wrongType("stream_options", "an object", *options);
-        parsed.includeUsage =
-            boolField(*options, "include_usage", "stream_options.include_usage");
+        parsed.includeUsage = boolField(*options, "include_usage", "stream_options.include_usage");
     }
     auto& request = parsed.request;
     if (auto t = numberField(json, "temperature", 0.0, 2.0)) request.temperature = float(*t);
@@ -211,14 +210,14 @@ ParsedCompletion parseCompletionRequest(std::string_view body, CompletionEndpoin
         }
     if (!maxTokens) maxTokens = integerField(json, "max_tokens");
     if (maxTokens && *maxTokens <= 0)
-        throw invalidRequest("'" + maxField + "' must be at least 1, not " +
-                                 std::to_string(*maxTokens),
-                             maxField);
+        throw invalidRequest(
+            "'" + maxField + "' must be at least 1, not " + std::to_string(*maxTokens), maxField);
 
-    request.prompt = parsed.chat ? chatPrompt(json, tokenizer, chatFormat)
-                                 : completionPrompt(json, tokenizer);
+    request.prompt =
+        parsed.chat ? chatPrompt(json, tokenizer, chatFormat) : completionPrompt(json, tokenizer);
     if (request.prompt.empty())
-        throw invalidRequest("the prompt encodes to no tokens", parsed.chat ? "messages" : "prompt");
+        throw invalidRequest("the prompt encodes to no tokens",
+                             parsed.chat ? "messages" : "prompt");
     const auto promptTokens = std::uint64_t(request.prompt.size());
     if (promptTokens >= contextTokens)
         throw invalidRequest("the prompt has " + std::to_string(promptTokens) +

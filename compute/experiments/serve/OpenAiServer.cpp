@@ -63,8 +63,7 @@ struct ResponseShape {
         out["choices"] = Json::array({choice});
         return out;
     }
-    Json whole(const std::string& text, const std::string& finish,
-               const CompletionUsage& u) const {
+    Json whole(const std::string& text, const std::string& finish, const CompletionUsage& u) const {
         Json choice = {{"index", 0}, {"logprobs", nullptr}, {"finish_reason", finish}};
         if (chat)
             choice["message"] = {{"role", "assistant"}, {"content", text}};
@@ -111,10 +110,9 @@ OpenAiServer::OpenAiServer(ServingLoop& loop, const models::Tokenizer& tokenizer
                                     "only those who have it can send requests");
     if (options_.port < 0 || options_.port > 65535)
         throw std::invalid_argument("--port must be 0..65535");
-    const std::uint32_t threads =
-        options_.connectionThreads
-            ? options_.connectionThreads
-            : loop_.options().slots + loop_.options().maxWaiting + 8;
+    const std::uint32_t threads = options_.connectionThreads
+                                      ? options_.connectionThreads
+                                      : loop_.options().slots + loop_.options().maxWaiting + 8;
     // httplib takes ownership of the queue it is handed (a raw pointer by its interface).
     server_->new_task_queue = [threads] {
         return std::make_unique<httplib::ThreadPool>(threads).release();
@@ -218,8 +216,8 @@ void OpenAiServer::route() {
             try {
                 id = loop_.submit(std::move(parsed.request));
             } catch (const QueueFullError& error) {
-                return sendError(res, ApiError(429, "rate_limit_exceeded", "queue_full",
-                                               error.what()));
+                return sendError(res,
+                                 ApiError(429, "rate_limit_exceeded", "queue_full", error.what()));
             } catch (const LoopStoppedError& error) {
                 return sendError(res, ApiError(503, "server_error", "shutting_down", error.what()));
             } catch (const std::invalid_argument& error) {
@@ -238,13 +236,11 @@ void OpenAiServer::route() {
                         if (event.finish == FinishReason::None) continue;
                         if (event.finish == FinishReason::Cancelled ||
                             event.finish == FinishReason::Error)
-                            return sendError(res, ApiError(event.finish == FinishReason::Error
-                                                               ? 500
-                                                               : 503,
-                                                           "server_error", {},
-                                                           event.error.empty()
-                                                               ? "the request was cancelled"
-                                                               : event.error));
+                            return sendError(
+                                res, ApiError(event.finish == FinishReason::Error ? 500 : 503,
+                                              "server_error", {},
+                                              event.error.empty() ? "the request was cancelled"
+                                                                  : event.error));
                         res.set_content(
                             shape.whole(text, finishName(event.finish), event.usage).dump(),
                             "application/json");
@@ -259,8 +255,8 @@ void OpenAiServer::route() {
             res.set_header("Cache-Control", "no-cache");
             res.set_chunked_content_provider(
                 "text/event-stream",
-                [this, channel, shape, includeUsage, first, stopping,
-                 id](std::size_t, httplib::DataSink& sink) {
+                [this, channel, shape, includeUsage, first, stopping, id](std::size_t,
+                                                                          httplib::DataSink& sink) {
                     auto write = [&](const std::string& data) {
                         return sink.write(data.data(), data.size());
                     };
@@ -271,11 +267,11 @@ void OpenAiServer::route() {
                             if (last && event.finish != FinishReason::Stop &&
                                 event.finish != FinishReason::Length) {
                                 // Cancelled (shutdown) or failed: an error event ends it.
-                                chunk = Json::parse(
-                                    ApiError(503, "server_error", {},
-                                             event.error.empty() ? "the request was cancelled"
+                                chunk = Json::parse(ApiError(503, "server_error", {},
+                                                             event.error.empty()
+                                                                 ? "the request was cancelled"
                                                                  : event.error)
-                                        .json());
+                                                        .json());
                             } else {
                                 chunk = shape.chunk(event.text,
                                                     last ? finishName(event.finish) : "", *first);

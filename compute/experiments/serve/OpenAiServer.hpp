@@ -24,7 +24,7 @@ namespace inferscope::compute::experiments {
 
 struct OpenAiServerOptions {
     std::string host = "127.0.0.1";
-    int port = 8080; // 0: any free port (port() says which)
+    int port = 8080;    // 0: any free port (port() says which)
     std::string apiKey; // required (Authorization: Bearer KEY) when not empty
     std::string modelName = "inferscope";
     std::size_t maxBodyBytes = 1u << 20;

@@ -9,7 +9,7 @@ namespace inferscope::compute::experiments {
 namespace {
 // Latencies of a small model on a CPU Vulkan device run from milliseconds to minutes.
 std::vector<double> latencyBounds() {
-    return {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5,
+    return {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.075, 0.1,  0.25, 0.5,
             0.75,  1.0,    2.5,   5.0,  7.5,   10.0, 20.0,  40.0, 80.0, 160.0};
 }
 
@@ -41,11 +41,10 @@ struct Exposition {
         text += "# HELP " + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
     }
     void sample(const std::string& name, double value, const std::string& extra = {}) {
-        text += name + "{" + labels + (extra.empty() ? "" : "," + extra) + "} " + number(value) +
-                "\n";
+        text +=
+            name + "{" + labels + (extra.empty() ? "" : "," + extra) + "} " + number(value) + "\n";
     }
-    void scalar(const std::string& name, const char* type, const std::string& help,
-                double value) {
+    void scalar(const std::string& name, const char* type, const std::string& help, double value) {
         family(name, type, help);
         sample(name, value);
     }
@@ -67,8 +66,8 @@ LatencyHistogram::LatencyHistogram(std::vector<double> upperBounds)
     : bounds(std::move(upperBounds)), counts(bounds.size() + 1, 0) {}
 
 void LatencyHistogram::observe(double seconds) {
-    const auto bucket = std::size_t(std::lower_bound(bounds.begin(), bounds.end(), seconds) -
-                                    bounds.begin());
+    const auto bucket =
+        std::size_t(std::lower_bound(bounds.begin(), bounds.end(), seconds) - bounds.begin());
     ++counts[bucket];
     sum += seconds;
     ++count;
@@ -97,11 +96,9 @@ std::string prometheusText(const ServeMetrics& m, const std::string& modelName) 
     out.scalar(p + "num_requests_running", "gauge", "Requests holding a slot.", m.running);
     out.scalar(p + "num_requests_waiting", "gauge", "Requests queued for a slot.", m.waiting);
     out.scalar(p + "num_held_sequences", "gauge",
-               "Finished sequences whose KV blocks are kept for prefix sharing.",
-               m.heldSequences);
+               "Finished sequences whose KV blocks are kept for prefix sharing.", m.heldSequences);
     out.scalar(p + "slots", "gauge", "Sequences the loop runs at once (--slots).", m.slots);
-    out.scalar(p + "kv_blocks_total", "gauge", "KV cache blocks of the engine.",
-               m.blocksCapacity);
+    out.scalar(p + "kv_blocks_total", "gauge", "KV cache blocks of the engine.", m.blocksCapacity);
     out.scalar(p + "kv_blocks_used", "gauge", "KV cache blocks handed out.", m.blocksUsed());
     out.scalar(p + "kv_blocks_free", "gauge", "KV cache blocks on the free list.", m.blocksFree);
     out.scalar(p + "kv_cache_usage_perc", "gauge", "KV cache blocks in use, 0..1.",
@@ -117,12 +114,10 @@ std::string prometheusText(const ServeMetrics& m, const std::string& modelName) 
     out.scalar(p + "requests_admitted_total", "counter", "Requests that took a slot.",
                double(m.requestsAdmitted));
     out.scalar(p + "requests_rejected_total", "counter",
-               "Requests refused because the waiting queue was full.",
-               double(m.requestsRejected));
+               "Requests refused because the waiting queue was full.", double(m.requestsRejected));
     out.family(p + "request_success_total", "counter", "Requests finished, by finish reason.");
     out.sample(p + "request_success_total", double(m.finishedStop), "finished_reason=\"stop\"");
-    out.sample(p + "request_success_total", double(m.finishedLength),
-               "finished_reason=\"length\"");
+    out.sample(p + "request_success_total", double(m.finishedLength), "finished_reason=\"length\"");
     out.sample(p + "request_success_total", double(m.finishedCancelled),
                "finished_reason=\"cancelled\"");
     out.sample(p + "request_success_total", double(m.finishedError), "finished_reason=\"error\"");
@@ -132,8 +127,7 @@ std::string prometheusText(const ServeMetrics& m, const std::string& modelName) 
                   m.interTokenLatency);
     out.histogram(p + "e2e_request_latency_seconds", "Seconds from arrival to the last token.",
                   m.endToEndLatency);
-    out.histogram(p + "request_queue_time_seconds", "Seconds from arrival to a slot.",
-                  m.queueTime);
+    out.histogram(p + "request_queue_time_seconds", "Seconds from arrival to a slot.", m.queueTime);
     return out.text;
 }
 

@@ -9,8 +9,8 @@
 namespace inferscope::compute::experiments {
 
 struct LatencyHistogram {
-    std::vector<double> bounds;          // upper bounds in seconds, ascending (+Inf implied)
-    std::vector<std::uint64_t> counts;   // per bucket, bounds.size() + 1 (the last: +Inf)
+    std::vector<double> bounds;        // upper bounds in seconds, ascending (+Inf implied)
+    std::vector<std::uint64_t> counts; // per bucket, bounds.size() + 1 (the last: +Inf)
     double sum = 0;
     std::uint64_t count = 0;
     explicit LatencyHistogram(std::vector<double> upperBounds = {});
@@ -27,8 +27,7 @@ struct ServeMetrics {
     std::uint64_t generatedTokens = 0;
     std::uint64_t steps = 0;
     std::uint64_t requestsAdmitted = 0;
-    std::uint64_t finishedStop = 0, finishedLength = 0, finishedCancelled = 0,
-                  finishedError = 0;
+    std::uint64_t finishedStop = 0, finishedLength = 0, finishedCancelled = 0, finishedError = 0;
     std::uint64_t requestsRejected = 0; // queue full
     // Gauges.
     std::uint32_t slots = 0, running = 0, waiting = 0, heldSequences = 0;

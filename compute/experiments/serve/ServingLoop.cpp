@@ -201,7 +201,8 @@ void ServingLoop::run() {
             metrics_.requestsRejected = rejected_;
             // Cancelled before a slot: they never reach the engine.
             for (auto it = waiting_.begin(); it != waiting_.end();)
-                if (stopping || std::find(cancels.begin(), cancels.end(), it->id) != cancels.end()) {
+                if (stopping ||
+                    std::find(cancels.begin(), cancels.end(), it->id) != cancels.end()) {
                     arrivals.push_back(std::move(*it));
                     it = waiting_.erase(it);
                 } else {
@@ -268,8 +269,8 @@ void ServingLoop::startRequest(Pending pending, std::uint32_t slot) {
     auto active = std::make_unique<Active>(std::move(pending), tokenizer_);
     active->slot = slot;
     active->sequence = nextSequence_++;
-    active->committedBlocks = blocksFor(std::uint32_t(active->tokens.size() +
-                                                      active->request.maxTokens));
+    active->committedBlocks =
+        blocksFor(std::uint32_t(active->tokens.size() + active->request.maxTokens));
     committedBlocks_ += active->committedBlocks;
     slotHolders_[slot] = std::int64_t(active->id);
     // Room for one more sequence in the engine: the oldest held sequences go.
@@ -370,9 +371,9 @@ void ServingLoop::stepOnce() {
         CompletionEvent event;
         event.tokens = {token};
         FinishReason reason = FinishReason::None;
-        const bool endToken = !active.request.ignoreEos &&
-                              std::find(stopTokens_.begin(), stopTokens_.end(), token) !=
-                                  stopTokens_.end();
+        const bool endToken =
+            !active.request.ignoreEos &&
+            std::find(stopTokens_.begin(), stopTokens_.end(), token) != stopTokens_.end();
         if (endToken) {
             reason = FinishReason::Stop;
         } else {
@@ -452,8 +453,8 @@ void ServingLoop::finish(Active& active, FinishReason reason, const std::string&
         active.generated ? seconds(active.firstToken - active.arrival) : -1.0;
     row.elapsedSeconds = seconds(now - active.arrival);
     if (active.generated > 1)
-        row.tokensPerSecond =
-            double(active.generated - 1) / std::max(1e-9, seconds(active.lastToken - active.firstToken));
+        row.tokensPerSecond = double(active.generated - 1) /
+                              std::max(1e-9, seconds(active.lastToken - active.firstToken));
     finishedRows_.push_back(row);
     if (finishedRows_.size() > options_.finishedRows)
         finishedRows_.erase(finishedRows_.begin(),
