@@ -34,7 +34,8 @@ compute::experiments::ReplaySlo parseSlo(const std::string& text) {
         } catch (const std::exception&) {
             throw UsageError("--slo: '" + item.substr(colon + 1) + "' is not a number of ms");
         }
-        if (!(ms > 0 && ms <= 3.6e6)) throw UsageError("--slo: " + name + " must be 0..3,600,000 ms");
+        if (!(ms > 0 && ms <= 3.6e6))
+            throw UsageError("--slo: " + name + " must be 0..3,600,000 ms");
         if (name == "ttft")
             slo.ttftMs = ms;
         else if (name == "tpot")
@@ -102,7 +103,8 @@ static int runReplay(const CommandArgs& args, std::ostream& out) {
             request.mix = compute::experiments::chapterMix(requests, request.seed);
         } else {
             request.mix = compute::experiments::loadRequestMix(mix);
-            if (a.value("--requests") && request.mix.size() > requests) request.mix.resize(requests);
+            if (a.value("--requests") && request.mix.size() > requests)
+                request.mix.resize(requests);
         }
     } catch (const std::invalid_argument& e) {
         throw UsageError(std::string("--mix: ") + e.what());
@@ -120,10 +122,10 @@ static int runReplay(const CommandArgs& args, std::ostream& out) {
                                 ? "Poisson arrivals at " + compute::fixed(request.rate, 2) + "/s"
                                 : "concurrency " + std::to_string(request.concurrency);
     std::vector<compute::Table> tables = {
-        compute::experiments::replaySummaryTable(
-            result.summary, request.slo,
-            "Replay of " + std::to_string(request.mix.size()) + " requests against " +
-                request.url + " (" + result.model + ", " + how + ")"),
+        compute::experiments::replaySummaryTable(result.summary, request.slo,
+                                                 "Replay of " + std::to_string(request.mix.size()) +
+                                                     " requests against " + request.url + " (" +
+                                                     result.model + ", " + how + ")"),
         compute::experiments::replayServerMetricsTable(result),
         compute::experiments::replayRequestsTable(result.records)};
     if (auto csv = a.value("--csv")) writeCsv(*csv, tables.back());

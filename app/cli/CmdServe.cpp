@@ -54,9 +54,9 @@ static int runServe(const CommandArgs& args, std::ostream& out) {
     a.requirePositionals({"MODEL"});
     const BackendArguments backend = backendArguments(a);
     compute::experiments::ServingLoopOptions loopOptions;
-    loopOptions.slots = std::uint32_t(a.integer("--slots", 8, 1, kMaxSlots));
+    loopOptions.slotCount = std::uint32_t(a.integer("--slots", 8, 1, kMaxSlots));
     loopOptions.maxWaiting = std::uint32_t(a.integer("--max-waiting", 64, 0, kMaxWaiting));
-    loopOptions.heldSequences = loopOptions.slots;
+    loopOptions.heldSequences = loopOptions.slotCount;
     const auto context = std::uint32_t(a.integer("--context", 2048, 16, kMaxContext));
     loopOptions.contextTokens = context;
     compute::experiments::OpenAiServerOptions serverOptions;
@@ -72,7 +72,7 @@ static int runServe(const CommandArgs& args, std::ostream& out) {
 
     BlockedStopSignals signals;
     std::cerr << "serve: loading the model and sizing the KV cache\n";
-    auto serving = openServingSession(model, backend, loopOptions.slots, context);
+    auto serving = openServingSession(model, backend, loopOptions.slotCount, context);
     if (!serving.capNote.empty()) std::cerr << "serve: " << serving.capNote << "\n";
     auto& engine = compute::requireGpuEngine(*serving.session, "serve");
     compute::experiments::ServingLoop loop(engine, serving.session->tokenizer(), loopOptions);
@@ -83,9 +83,9 @@ static int runServe(const CommandArgs& args, std::ostream& out) {
     out << "serving " << serverOptions.modelName << " on http://"
         << (serverOptions.host.find(':') != std::string::npos ? "[" + serverOptions.host + "]"
                                                               : serverOptions.host)
-        << ":" << port << " (slots " << loopOptions.slots << ", context " << loop.contextTokens()
-        << ", KV blocks " << cache.capacityBlocks() << " of " << cache.blockSize() << " positions)"
-        << std::endl;
+        << ":" << port << " (slots " << loopOptions.slotCount << ", context "
+        << loop.contextTokens() << ", KV blocks " << cache.capacityBlocks() << " of "
+        << cache.blockSize() << " positions)" << std::endl;
     const int signal = signals.wait();
     std::cerr << "serve: " << (signal == SIGINT ? "SIGINT" : "SIGTERM") << ", shutting down\n";
     server.stop();

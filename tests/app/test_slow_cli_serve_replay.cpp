@@ -27,7 +27,8 @@ private slots:
                  2);
         QVERIFY(err.str().find("--api-key") != std::string::npos);
         std::ostringstream out2, err2;
-        QCOMPARE(cli::runCli({"inferscope-cli", "serve", "default", "--slots", "0"}, out2, err2), 2);
+        QCOMPARE(cli::runCli({"inferscope-cli", "serve", "default", "--slots", "0"}, out2, err2),
+                 2);
         std::ostringstream out3, err3;
         QCOMPARE(cli::runCli({"inferscope-cli", "replay", "http://127.0.0.1:1", "--rate", "2",
                               "--concurrency", "3"},
@@ -51,8 +52,7 @@ private slots:
                       "4", "--context", "256", "--name", "smol"});
         QVERIFY(server.waitForStarted());
         QString banner;
-        QTRY_VERIFY_WITH_TIMEOUT((banner += server.readAllStandardOutput()).contains("\n"),
-                                 240000);
+        QTRY_VERIFY_WITH_TIMEOUT((banner += server.readAllStandardOutput()).contains("\n"), 240000);
         const std::string text = banner.toStdString();
         std::smatch match;
         QVERIFY2(std::regex_search(text, match, std::regex(R"(on (http://127\.0\.0\.1:\d+))")),
@@ -70,10 +70,10 @@ private slots:
             {"prompt": "What is bread made of?", "tokens": 7}]})";
         const auto csvPath = dir.filePath("requests.csv").toStdString();
         std::ostringstream out, err;
-        const int status = cli::runCli({"inferscope-cli", "replay", url, "--mix", mixPath,
-                                        "--concurrency", "3", "--slo", "ttft:60000,tpot:60000",
-                                        "--csv", csvPath, "--json"},
-                                       out, err);
+        const int status =
+            cli::runCli({"inferscope-cli", "replay", url, "--mix", mixPath, "--concurrency", "3",
+                         "--slo", "ttft:60000,tpot:60000", "--csv", csvPath, "--json"},
+                        out, err);
         QVERIFY2(status == 0, (out.str() + err.str()).c_str());
         const auto json = nlohmann::json::parse(out.str());
         QCOMPARE(json["requests_completed"].get<int>(), 6);

@@ -69,8 +69,9 @@ private slots:
         std::istringstream lines(text);
         std::string line, family;
         std::set<std::string> typed;
-        const std::regex sample(
-            R"(^([a-z_:]+)\{model_name="small \\"model\\""(,[a-z_]+="[^"]*")?\} (\S+)$)");
+        // name{model_name="small \"model\""[,label="value"]} value
+        const std::regex sample("^([a-z0-9_:]+)\\{model_name=\"small "
+                                "\\\\\"model\\\\\"\"(,[a-z_]+=\"[^\"]*\")?\\} (\\S+)$");
         int samples = 0;
         while (std::getline(lines, line)) {
             if (line.rfind("# TYPE ", 0) == 0) {

@@ -103,8 +103,10 @@ ReplayRecord sendOne(const Endpoint& endpoint, const ReplayRequest& request,
                 failure = json["error"].value("message", "an error event");
                 continue;
             }
-            if (json.contains("usage") && json["usage"].is_object())
+            if (json.contains("usage") && json["usage"].is_object()) {
                 usageTokens = json["usage"].value("completion_tokens", 0u);
+                record.promptTokens = json["usage"].value("prompt_tokens", 0u);
+            }
             if (!json.contains("choices") || json["choices"].empty()) continue;
             const auto& choice = json["choices"][0];
             std::string text;
@@ -239,8 +241,10 @@ Table replayServerMetricsTable(const ReplayResult& result) {
     Table table;
     table.id = "replay-server-metrics";
     table.title = "The server's /metrics, before and after";
-    table.addColumn("sample").addColumn("before", "", -1).addColumn("after", "", -1).addColumn(
-        "delta", "", -1);
+    table.addColumn("sample")
+        .addColumn("before", "", -1)
+        .addColumn("after", "", -1)
+        .addColumn("delta", "", -1);
     for (const auto& [name, after] : result.metricsAfter) {
         const auto it = result.metricsBefore.find(name);
         const double before = it == result.metricsBefore.end() ? 0.0 : it->second;

@@ -17,13 +17,13 @@
 namespace inferscope::compute::experiments {
 
 struct ReplayRequest {
-    std::string url;                // http://host:port, optionally ending in /v1
-    std::vector<MixEntry> mix;      // prompt and max tokens per request, in arrival order
-    double rate = 0;                // requests/s (Poisson); 0: fixed concurrency
-    std::uint32_t concurrency = 1;  // with rate 0
-    std::uint64_t seed = 1;         // the arrival times
-    std::string model;              // empty: the first model /v1/models lists
-    std::string apiKey;             // sent as Authorization: Bearer KEY
+    std::string url;               // http://host:port, optionally ending in /v1
+    std::vector<MixEntry> mix;     // prompt and max tokens per request, in arrival order
+    double rate = 0;               // requests/s (Poisson); 0: fixed concurrency
+    std::uint32_t concurrency = 1; // with rate 0
+    std::uint64_t seed = 1;        // the arrival times
+    std::string model;             // empty: the first model /v1/models lists
+    std::string apiKey;            // sent as Authorization: Bearer KEY
     ReplaySlo slo;
     bool ignoreEos = true; // ask for exactly the mix's tokens (servers that know ignore_eos)
     double timeoutSeconds = 600;

@@ -61,8 +61,10 @@ Table replaySummaryTable(const ReplaySummary& s, const ReplaySlo& slo, const std
     Table table;
     table.id = "replay-summary";
     table.title = title;
-    table.addColumn("metric").addColumn("mean", "ms", 2).addColumn("median", "ms", 2).addColumn(
-        "p99", "ms", 2);
+    table.addColumn("metric")
+        .addColumn("mean", "ms", 2)
+        .addColumn("median", "ms", 2)
+        .addColumn("p99", "ms", 2);
     table.addColumn("samples");
     auto row = [&](const char* name, const LatencySummary& l) {
         table.addRow({std::string(name), l.mean, l.median, l.p99, std::int64_t(l.samples)});
@@ -75,8 +77,8 @@ Table replaySummaryTable(const ReplaySummary& s, const ReplaySlo& slo, const std
     note(std::to_string(s.completed) + " requests completed, " + std::to_string(s.failed) +
          " failed, in " + fixed(s.durationSeconds, 2) + " s");
     note("request throughput " + fixed(s.requestThroughput, 3) +
-         " requests/s; output token throughput " + fixed(s.outputThroughput, 2) +
-         " tokens/s (" + std::to_string(s.outputTokens) + " tokens)");
+         " requests/s; output token throughput " + fixed(s.outputThroughput, 2) + " tokens/s (" +
+         std::to_string(s.outputTokens) + " tokens)");
     if (slo.ttftMs || slo.tpotMs)
         note("goodput " + fixed(s.goodput, 3) + " requests/s: " + std::to_string(s.metSlo) +
              " requests met" + (slo.ttftMs ? " TTFT <= " + fixed(*slo.ttftMs, 0) + " ms" : "") +

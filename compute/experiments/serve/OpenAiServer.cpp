@@ -9,12 +9,22 @@
 #include <algorithm>
 #include <arpa/inet.h>
 #include <chrono>
+#include <sys/socket.h>
 
 namespace inferscope::compute::experiments {
 
 namespace {
 using Json = nlohmann::json;
 using namespace std::chrono_literals;
+
+// httplib's server listens with a backlog of 5 connections (fixed in the shared library):
+// 64 clients connecting at once overflow it and some fail to read an answer. Listening
+// again on the bound socket widens the queue (Linux allows it), through the one member
+// httplib keeps for subclasses.
+class WideBacklogServer : public httplib::Server {
+public:
+    void widenBacklog() { ::listen(svr_sock_, SOMAXCONN); }
+};
 
 void sendError(httplib::Response& res, const ApiError& error) {
     res.status = error.status();
@@ -99,7 +109,7 @@ OpenAiServer::OpenAiServer(ServingLoop& loop, const models::Tokenizer& tokenizer
                            std::optional<models::ChatFormat> chatFormat,
                            OpenAiServerOptions options)
     : loop_(loop), tokenizer_(tokenizer), chatFormat_(std::move(chatFormat)),
-      options_(std::move(options)), server_(std::make_unique<httplib::Server>()),
+      options_(std::move(options)), server_(std::make_unique<WideBacklogServer>()),
       stopping_(std::make_shared<std::atomic<bool>>(false)),
       created_(std::chrono::duration_cast<std::chrono::seconds>(
                    std::chrono::system_clock::now().time_since_epoch())
@@ -112,7 +122,7 @@ OpenAiServer::OpenAiServer(ServingLoop& loop, const models::Tokenizer& tokenizer
         throw std::invalid_argument("--port must be 0..65535");
     const std::uint32_t threads = options_.connectionThreads
                                       ? options_.connectionThreads
-                                      : loop_.options().slots + loop_.options().maxWaiting + 8;
+                                      : loop_.options().slotCount + loop_.options().maxWaiting + 8;
     // httplib takes ownership of the queue it is handed (a raw pointer by its interface).
     server_->new_task_queue = [threads] {
         return std::make_unique<httplib::ThreadPool>(threads).release();
@@ -136,6 +146,7 @@ int OpenAiServer::start() {
                                      " (in use, or not an address of this machine)");
         port_ = options_.port;
     }
+    static_cast<WideBacklogServer&>(*server_).widenBacklog();
     listener_ = std::thread([this] { server_->listen_after_bind(); });
     return port_;
 }

@@ -97,7 +97,7 @@ std::string prometheusText(const ServeMetrics& m, const std::string& modelName) 
     out.scalar(p + "num_requests_waiting", "gauge", "Requests queued for a slot.", m.waiting);
     out.scalar(p + "num_held_sequences", "gauge",
                "Finished sequences whose KV blocks are kept for prefix sharing.", m.heldSequences);
-    out.scalar(p + "slots", "gauge", "Sequences the loop runs at once (--slots).", m.slots);
+    out.scalar(p + "slots", "gauge", "Sequences the loop runs at once (--slots).", m.slotCount);
     out.scalar(p + "kv_blocks_total", "gauge", "KV cache blocks of the engine.", m.blocksCapacity);
     out.scalar(p + "kv_blocks_used", "gauge", "KV cache blocks handed out.", m.blocksUsed());
     out.scalar(p + "kv_blocks_free", "gauge", "KV cache blocks on the free list.", m.blocksFree);

@@ -30,7 +30,7 @@ struct ServeMetrics {
     std::uint64_t finishedStop = 0, finishedLength = 0, finishedCancelled = 0, finishedError = 0;
     std::uint64_t requestsRejected = 0; // queue full
     // Gauges.
-    std::uint32_t slots = 0, running = 0, waiting = 0, heldSequences = 0;
+    std::uint32_t slotCount = 0, running = 0, waiting = 0, heldSequences = 0;
     std::uint32_t blocksCapacity = 0, blocksFree = 0;
     std::uint32_t blocksUsed() const { return blocksCapacity - blocksFree; }
     double kvUsageRatio() const {

@@ -99,20 +99,20 @@ ServingLoop::ServingLoop(Engine& engine, const models::Tokenizer& tokenizer,
                          ServingLoopOptions options)
     : engine_(engine), tokenizer_(tokenizer), options_(options),
       stopTokens_(tokenizer.stopTokens()), start_(Clock::now()) {
-    if (options_.slots == 0) throw std::invalid_argument("the serving loop needs a slot");
+    if (options_.slotCount == 0) throw std::invalid_argument("the serving loop needs a slot");
     const auto& cache = engine_.kvCache();
-    if (options_.slots > cache.maxSequences())
-        throw std::invalid_argument("--slots " + std::to_string(options_.slots) +
+    if (options_.slotCount > cache.maxSequences())
+        throw std::invalid_argument("--slots " + std::to_string(options_.slotCount) +
                                     " is over the engine's " +
                                     std::to_string(cache.maxSequences()) + " sequences");
     options_.heldSequences =
-        std::min(options_.heldSequences, cache.maxSequences() - options_.slots);
+        std::min(options_.heldSequences, cache.maxSequences() - options_.slotCount);
     const std::uint32_t limit =
         std::min(cache.maxPositionsPerSequence(), cache.capacityBlocks() * cache.blockSize());
     contextTokens_ = options_.contextTokens ? std::min(options_.contextTokens, limit) : limit;
     engine_.reset();
-    slotHolders_.assign(options_.slots, -1);
-    metrics_.slots = options_.slots;
+    slotHolders_.assign(options_.slotCount, -1);
+    metrics_.slotCount = options_.slotCount;
     publish();
     thread_ = std::thread([this] { run(); });
 }
@@ -141,7 +141,7 @@ std::uint64_t ServingLoop::submit(CompletionRequest request) {
             " positions; a request may hold " + std::to_string(contextTokens_));
     std::lock_guard lock(mutex_);
     if (stopping_) throw LoopStoppedError("the server is shutting down");
-    const std::uint32_t freeSlots = options_.slots - std::min(options_.slots, running_);
+    const std::uint32_t freeSlots = options_.slotCount - std::min(options_.slotCount, running_);
     if (waiting_.size() >= std::size_t(options_.maxWaiting) + freeSlots) {
         ++rejected_;
         dirty_ = true;
@@ -193,7 +193,7 @@ void ServingLoop::run() {
             std::unique_lock lock(mutex_);
             wake_.wait(lock, [&] {
                 return stopping_ || dirty_ || !cancels_.empty() || !active_.empty() ||
-                       (!waiting_.empty() && active_.size() < options_.slots);
+                       (!waiting_.empty() && active_.size() < options_.slotCount);
             });
             dirty_ = false;
             stopping = stopping_;
@@ -214,7 +214,7 @@ void ServingLoop::run() {
             event.finish = FinishReason::Cancelled;
             event.usage.promptTokens = std::uint32_t(cancelled.request.prompt.size());
             ++metrics_.finishedCancelled;
-            if (cancelled.request.onEvent) cancelled.request.onEvent(event);
+            post(cancelled.id, cancelled.request.onEvent, std::move(event));
         }
         arrivals.clear();
         for (auto& active : active_)
@@ -239,16 +239,36 @@ void ServingLoop::run() {
             }
         }
         publish();
+        deliver();
     }
     for (const auto& held : held_) engine_.release(held.sequence);
     held_.clear();
     publish();
+    deliver();
+}
+
+void ServingLoop::post(std::uint64_t id, CompletionCallback callback, CompletionEvent event) {
+    if (callback) outbox_.push_back({id, std::move(callback), std::move(event)});
+}
+
+// After the step's snapshot is published, so that a client that saw its last token and then
+// reads /metrics finds the step counted.
+void ServingLoop::deliver() {
+    for (auto& delivery : outbox_) {
+        try {
+            delivery.callback(delivery.event);
+        } catch (...) {
+            // A listener that throws is gone: its request ends at the next step.
+            if (delivery.event.finish == FinishReason::None) cancel(delivery.request);
+        }
+    }
+    outbox_.clear();
 }
 
 // Moves waiting requests into free slots while the KV cache can hold their worst case.
 void ServingLoop::admit() {
     for (;;) {
-        if (active_.size() >= options_.slots) return;
+        if (active_.size() >= options_.slotCount) return;
         Pending next;
         {
             std::lock_guard lock(mutex_);
@@ -320,7 +340,7 @@ void ServingLoop::evictHeld(std::uint32_t freeBlocksWanted, std::uint32_t freeSe
     auto sequences = [&] { return std::uint32_t(active_.size() + held_.size()); };
     while (!held_.empty() &&
            (cache.freeBlocks() < freeBlocksWanted ||
-            sequences() + freeSequencesWanted > options_.slots + options_.heldSequences)) {
+            sequences() + freeSequencesWanted > options_.slotCount + options_.heldSequences)) {
         engine_.release(held_.front().sequence);
         held_.pop_front();
     }
@@ -384,27 +404,15 @@ void ServingLoop::stepOnce() {
             reason = FinishReason::Length;
         if (reason == FinishReason::Length) event.text += active.stops.flush();
         if (reason == FinishReason::None) {
-            bool delivered = true;
-            try {
-                if (active.request.onEvent) active.request.onEvent(event);
-            } catch (...) {
-                delivered = false; // a listener that throws is gone
-            }
-            if (delivered) {
-                still.push_back(std::move(active_[i]));
-                continue;
-            }
-            finish(active, FinishReason::Cancelled);
+            post(active.id, active.request.onEvent, std::move(event));
+            still.push_back(std::move(active_[i]));
             continue;
         }
         // The last event carries the last text and the finish together.
         event.finish = reason;
         event.usage = {std::uint32_t(active.request.prompt.size()), active.generated,
                        active.shared};
-        try {
-            if (active.request.onEvent) active.request.onEvent(event);
-        } catch (...) {
-        }
+        post(active.id, std::move(active.request.onEvent), std::move(event));
         active.request.onEvent = nullptr; // told already
         finish(active, reason);
     }
@@ -421,10 +429,8 @@ void ServingLoop::finish(Active& active, FinishReason reason, const std::string&
         event.error = error;
         event.usage = {std::uint32_t(active.request.prompt.size()), active.generated,
                        active.shared};
-        try {
-            active.request.onEvent(event);
-        } catch (...) {
-        }
+        post(active.id, std::move(active.request.onEvent), std::move(event));
+        active.request.onEvent = nullptr;
     }
     switch (reason) {
     case FinishReason::Stop:
@@ -530,7 +536,7 @@ void ServingLoop::publish() {
     // The block map names each sequence by the request it serves.
     snapshot->blocks = snapshotKvCache(
         cache, "step " + std::to_string(metrics_.steps), std::int32_t(metrics_.steps),
-        options_.slots, contextTokens_, [&](SequenceId sequence) -> KvOwner {
+        options_.slotCount, contextTokens_, [&](SequenceId sequence) -> KvOwner {
             for (const auto& active : active_)
                 if (active->sequence == sequence)
                     return {"request " + std::to_string(active->id), std::int32_t(active->slot)};

@@ -25,7 +25,7 @@
 namespace inferscope::compute::experiments {
 
 struct ServingLoopOptions {
-    std::uint32_t slots = 8;       // sequences stepped together
+    std::uint32_t slotCount = 8;   // sequences stepped together (--slots)
     std::uint32_t maxWaiting = 64; // queued beyond the free slots; more are rejected
     // Positions one request may hold (prompt + max tokens); 0: the engine's per-sequence limit.
     std::uint32_t contextTokens = 0;
@@ -85,6 +85,9 @@ private:
     void finish(Active& active, FinishReason reason, const std::string& error = {});
     void evictHeld(std::uint32_t freeBlocksWanted, std::uint32_t freeSequencesWanted);
     void publish();
+    // Events are handed to their callbacks after each step's publish (deliver()).
+    void post(std::uint64_t id, CompletionCallback callback, CompletionEvent event);
+    void deliver();
     std::uint32_t blocksFor(std::uint32_t positions) const;
     double secondsSinceStart() const;
 
@@ -109,6 +112,12 @@ private:
     std::deque<Held> held_;
     std::vector<ServeRequestRow> finishedRows_;
     std::vector<std::int64_t> slotHolders_;
+    struct Delivery {
+        std::uint64_t request = 0;
+        CompletionCallback callback;
+        CompletionEvent event;
+    };
+    std::vector<Delivery> outbox_;
     std::uint64_t committedBlocks_ = 0; // worst-case blocks of the active requests
     SequenceId nextSequence_ = 1;
     ServeMetrics metrics_;
