@@ -195,6 +195,18 @@ private slots:
         QCOMPARE(snapshot->metrics.finishedLength, std::uint64_t(8));
         QVERIFY(snapshot->metrics.timeToFirstToken.count == 8);
         QVERIFY(snapshot->metrics.interTokenLatency.count == 8 * 11);
+        // What a panel polls: one finished row per request, the block map of the engine.
+        QCOMPARE(snapshot->requests.size(), std::size_t(8));
+        for (const auto& row : snapshot->requests) {
+            QCOMPARE(row.state, ServeRequestState::Finished);
+            QCOMPARE(row.finish, FinishReason::Length);
+            QCOMPARE(row.generatedTokens, 12u);
+            QVERIFY(row.timeToFirstTokenSeconds > 0 && row.tokensPerSecond > 0);
+            QVERIFY(row.elapsedSeconds >= row.timeToFirstTokenSeconds);
+        }
+        QCOMPARE(snapshot->blocks.capacityBlocks, engine_->kvCache().capacityBlocks());
+        QCOMPARE(snapshot->blocks.freeBlocks, engine_->kvCache().freeBlocks());
+        QCOMPARE(snapshot->slotRequests, (std::vector<std::int64_t>(4, -1)));
     }
 
     // Whole and streamed answers, completions and chat, equal the greedy answer alone.

@@ -111,7 +111,11 @@ ReplayRecord sendOne(const Endpoint& endpoint, const ReplayRequest& request,
             const auto& choice = json["choices"][0];
             std::string text;
             if (choice.contains("text") && choice["text"].is_string()) text = choice["text"];
-            if (text.empty()) continue;
+            // A chunk without text is a token only when it ends an answer that had none (a
+            // token that decodes to nothing, such as a control token under ignore_eos).
+            const bool finishes =
+                choice.contains("finish_reason") && !choice["finish_reason"].is_null();
+            if (text.empty() && !(finishes && first)) continue;
             ++textChunks;
             if (first) {
                 record.ttftSeconds = std::chrono::duration<double>(now - sent).count();
