@@ -134,9 +134,8 @@ ReplayPanel::ReplayPanel(QWidget* parent)
         mix_->setCurrentIndex(mix_->count() - 1);
     });
     connect(controls_->runButton(), &QPushButton::clicked, this, [this] { run(request()); });
-    connect(controls_, &JobControls::ended, this, [this](bool ok, const QString& error) {
-        emit jobEnded(tr("Replay"), ok, error);
-    });
+    connect(controls_, &JobControls::ended, this,
+            [this](bool ok, const QString& error) { emit jobEnded(tr("Replay"), ok, error); });
 }
 
 ex::ReplayLabRequest ReplayPanel::request() const {
@@ -156,7 +155,8 @@ ex::ReplayLabRequest ReplayPanel::request() const {
 }
 
 quint64 ReplayPanel::run(const ex::ReplayLabRequest& request) {
-    return controls_->run([&request](LabJobs& jobs) { return jobs.runLab<ex::ReplayLab>(request); });
+    return controls_->run(
+        [&request](LabJobs& jobs) { return jobs.runLab<ex::ReplayLab>(request); });
 }
 
 void ReplayPanel::setUrl(const QString& url) {

@@ -50,8 +50,10 @@ ServePanel::ServePanel(QWidget* parent)
     setAxis(Qt::Horizontal, tr("time since the server started (s)"), AxisScale::Linear);
     setAxis(Qt::Vertical, tr("slot"), AxisScale::Linear);
     for (int c = 0; c < kRequestColours; ++c) {
-        addSeries(tr("requests %1, %2, %3, ...").arg(c + 1).arg(c + 1 + kRequestColours).arg(
-                      c + 1 + 2 * kRequestColours),
+        addSeries(tr("requests %1, %2, %3, ...")
+                      .arg(c + 1)
+                      .arg(c + 1 + kRequestColours)
+                      .arg(c + 1 + 2 * kRequestColours),
                   SeriesKind::Scatter);
         setSquareMarkers(c);
         setMarkerSize(c, 7);

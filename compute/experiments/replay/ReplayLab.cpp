@@ -16,8 +16,8 @@ std::vector<Table> replayTables(const ReplayRequest& request, const ReplayResult
                                 : "concurrency " + std::to_string(request.concurrency);
     return {replaySummaryTable(result.summary, request.slo,
                                "Replay of " + std::to_string(request.mix.size()) +
-                                   " requests against " + request.url + " (" + result.model +
-                                   ", " + how + ")"),
+                                   " requests against " + request.url + " (" + result.model + ", " +
+                                   how + ")"),
             replayServerMetricsTable(result), replayRequestsTable(result.records)};
 }
 
@@ -25,9 +25,8 @@ ReplayLab::Result ReplayLab::run(LabContext&, const Request& request, const JobC
     Result out;
     out.request = request.replay;
     out.request.mix = replayMix(request.mixName, request.requests, request.replay.seed);
-    out.result = runReplay(out.request, [&control](const std::string& stage) {
-        control.report(stage, -1);
-    });
+    out.result =
+        runReplay(out.request, [&control](const std::string& stage) { control.report(stage, -1); });
     return out;
 }
 

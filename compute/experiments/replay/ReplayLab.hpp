@@ -13,8 +13,8 @@
 namespace inferscope::compute::experiments {
 
 struct ReplayLabRequest {
-    ReplayRequest replay;    // its mix left empty: made from mixName
-    std::string mixName;     // "chapter" or a mix file's path
+    ReplayRequest replay;        // its mix left empty: made from mixName
+    std::string mixName;         // "chapter" or a mix file's path
     std::uint32_t requests = 64; // the chapter mix's size; a file's first N (0: all)
 };
 

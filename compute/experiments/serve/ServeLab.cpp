@@ -43,8 +43,8 @@ Table serveRequestsTable(const ServeSnapshot& snapshot) {
                       std::int64_t(r.promptTokens), std::int64_t(r.sharedPromptTokens),
                       std::int64_t(r.generatedTokens), std::int64_t(r.blocksHeld),
                       r.queueSeconds * 1e3, milliseconds(r.timeToFirstTokenSeconds),
-                      r.generatedTokens >= 2 ? Cell{r.tokensPerSecond} : Cell{},
-                      r.elapsedSeconds, finishReasonName(r.finish)});
+                      r.generatedTokens >= 2 ? Cell{r.tokensPerSecond} : Cell{}, r.elapsedSeconds,
+                      finishReasonName(r.finish)});
     table.notes.push_back("TTFT: arrival to the first generated token (queue and prefill "
                           "included); decode tokens/s after the first token; a shared prefix "
                           "is prompt positions forked from an earlier sequence's KV blocks "
@@ -63,10 +63,10 @@ Table serveMetricsTable(const ServeSnapshot& snapshot) {
     row("engine steps", std::int64_t(m.steps));
     row("requests admitted", std::int64_t(m.requestsAdmitted));
     row("requests rejected (queue full)", std::int64_t(m.requestsRejected));
-    row("finished: stop / length", std::to_string(m.finishedStop) + " / " +
-                                       std::to_string(m.finishedLength));
-    row("finished: cancelled / error", std::to_string(m.finishedCancelled) + " / " +
-                                           std::to_string(m.finishedError));
+    row("finished: stop / length",
+        std::to_string(m.finishedStop) + " / " + std::to_string(m.finishedLength));
+    row("finished: cancelled / error",
+        std::to_string(m.finishedCancelled) + " / " + std::to_string(m.finishedError));
     row("prompt tokens", std::int64_t(m.promptTokens));
     row("of them shared (forked)", std::int64_t(m.sharedPromptTokens));
     row("generated tokens", std::int64_t(m.generatedTokens));
@@ -87,8 +87,7 @@ Table serveMetricsTable(const ServeSnapshot& snapshot) {
     return table;
 }
 
-ServeLab::Result ServeLab::run(LabContext& lab, const Request& request,
-                               const JobControl& control) {
+ServeLab::Result ServeLab::run(LabContext& lab, const Request& request, const JobControl& control) {
     auto& engine = requireGpuEngine(lab, "serving");
     const auto& cache = engine.kvCache();
     // The loop caps the context at what one sequence can hold; slots x that must fit.
@@ -99,10 +98,10 @@ ServeLab::Result ServeLab::run(LabContext& lab, const Request& request,
                                     " slots (the engine's sequences)");
     if (blocksPerRequest * request.slotCount > cache.capacityBlocks())
         throw std::invalid_argument(
-            std::to_string(request.slotCount) + " slots of " +
-            std::to_string(context) + " positions need " +
-            std::to_string(blocksPerRequest * request.slotCount) + " KV blocks; the cache has " +
-            std::to_string(cache.capacityBlocks()) + " (fewer slots or a shorter context)");
+            std::to_string(request.slotCount) + " slots of " + std::to_string(context) +
+            " positions need " + std::to_string(blocksPerRequest * request.slotCount) +
+            " KV blocks; the cache has " + std::to_string(cache.capacityBlocks()) +
+            " (fewer slots or a shorter context)");
 
     ServingLoopOptions loopOptions;
     loopOptions.slotCount = request.slotCount;
@@ -113,8 +112,8 @@ ServeLab::Result ServeLab::run(LabContext& lab, const Request& request,
     serverOptions.host = request.host;
     serverOptions.port = request.port;
     serverOptions.apiKey = request.apiKey;
-    serverOptions.modelName = lab.model().config.name.empty() ? "inferscope"
-                                                              : lab.model().config.name;
+    serverOptions.modelName =
+        lab.model().config.name.empty() ? "inferscope" : lab.model().config.name;
     if (!isLoopbackHost(serverOptions.host) && serverOptions.apiKey.empty())
         throw std::invalid_argument(serverOptions.host +
                                     " is reachable from other machines: give an API key");
