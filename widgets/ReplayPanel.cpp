@@ -112,12 +112,12 @@ ReplayPanel::ReplayPanel(QWidget* parent)
     load->addWidget(tpotSlo_);
     extrasLayout()->addLayout(load);
 
-    auto* run = new QHBoxLayout;
+    auto* runRow = new QHBoxLayout;
     controls_ = new JobControls(this, "replay", tr("Replay"), false);
-    run->addWidget(controls_->runButton());
-    run->addWidget(controls_->cancelButton());
-    run->addWidget(controls_->progressLabel(), 1);
-    extrasLayout()->addLayout(run);
+    runRow->addWidget(controls_->runButton());
+    runRow->addWidget(controls_->cancelButton());
+    runRow->addWidget(controls_->progressLabel(), 1);
+    extrasLayout()->addLayout(runRow);
     extrasLayout()->addWidget(tableView(this, "replaySummary", summary_, 200));
     extrasLayout()->addWidget(tableView(this, "replayServerMetrics", metrics_, 140));
     extrasLayout()->addWidget(tableView(this, "replayRequestsTable", requests_, 200));

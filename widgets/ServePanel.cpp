@@ -15,6 +15,7 @@
 #include <QSpinBox>
 #include <QTableView>
 #include <QVBoxLayout>
+#include <algorithm>
 
 namespace inferscope::widgets {
 
@@ -42,9 +43,10 @@ QSpinBox* spinBox(QWidget* parent, const char* name, int low, int high, int valu
 ServePanel::ServePanel(QWidget* parent)
     : LabPanel("serve", tr("Serve"),
                tr("The loaded model as an OpenAI-compatible server: requests from the class "
-                  "join the continuous batch as they arrive. Each mark is one request holding "
-                  "a slot at that moment (a colour per request, six in turn); below, the KV "
-                  "blocks as the server last saw them and one row per request."),
+                  "join the continuous batch as they arrive. Each bar is one request holding "
+                  "its slot, from admission to its last token (a colour per request, six in "
+                  "turn); below, the KV blocks as the server last saw them and one row per "
+                  "request."),
                parent),
       requests_(new TableModel(this)), metrics_(new TableModel(this)) {
     setAxis(Qt::Horizontal, tr("time since the server started (s)"), AxisScale::Linear);
@@ -91,13 +93,13 @@ ServePanel::ServePanel(QWidget* parent)
     settings->addWidget(context_);
     extrasLayout()->addLayout(settings);
 
-    auto* run = new QHBoxLayout;
+    auto* runRow = new QHBoxLayout;
     controls_ = new JobControls(this, "serve", tr("Serve"));
     controls_->cancelButton()->setText(tr("Stop serving"));
-    run->addWidget(controls_->runButton());
-    run->addWidget(controls_->cancelButton());
-    run->addWidget(controls_->progressLabel(), 1);
-    extrasLayout()->addLayout(run);
+    runRow->addWidget(controls_->runButton());
+    runRow->addWidget(controls_->cancelButton());
+    runRow->addWidget(controls_->progressLabel(), 1);
+    extrasLayout()->addLayout(runRow);
     extrasLayout()->addWidget(tableView(this, "serveRequests", requests_, 220));
     extrasLayout()->addWidget(tableView(this, "serveMetrics", metrics_, 160));
     blocks_ = new KvBlocksPanel(this);
@@ -152,15 +154,20 @@ void ServePanel::stop() {
 void ServePanel::showSnapshot(const ex::ServeSnapshot& snapshot, const QString& url) {
     url_ = url;
     last_ = std::make_shared<const ex::ServeSnapshot>(snapshot);
-    for (std::size_t slot = 0; slot < snapshot.slotRequests.size(); ++slot) {
-        const auto request = snapshot.slotRequests[slot];
-        if (request < 0) continue;
-        auto& points = timeline_[(request - 1) % kRequestColours];
-        points << QPointF(snapshot.uptimeSeconds, double(slot));
-        if (points.size() > kMaxPointsPerColour) points.removeFirst();
+    // Bars from the requests' own times (arrival + queue to arrival + elapsed), so a request
+    // shorter than the interval between snapshots is still drawn.
+    QList<QPointF> bars[kRequestColours];
+    const double spacing = std::max(snapshot.uptimeSeconds, 1e-3) / kMarksAcrossTheAxis;
+    for (const auto& row : snapshot.requests) {
+        if (row.slot < 0) continue;
+        auto& points = bars[(row.id - 1) % kRequestColours];
+        const double start = row.arrivalSeconds + row.queueSeconds;
+        const double end = row.arrivalSeconds + row.elapsedSeconds;
+        for (double t = start; t < end; t += spacing) points << QPointF(t, row.slot);
+        points << QPointF(end, row.slot);
     }
     std::vector<std::pair<int, QList<QPointF>>> updates;
-    for (int c = 0; c < kRequestColours; ++c) updates.push_back({c, timeline_[c]});
+    for (int c = 0; c < kRequestColours; ++c) updates.push_back({c, bars[c]});
     setSeriesPoints(updates);
     requests_->setTable(ex::serveRequestsTable(snapshot));
     metrics_->setTable(ex::serveMetricsTable(snapshot));
@@ -185,7 +192,6 @@ void ServePanel::showSnapshot(const ex::ServeSnapshot& snapshot, const QString& 
 void ServePanel::clear() {
     url_.clear();
     last_.reset();
-    for (auto& points : timeline_) points.clear();
     std::vector<std::pair<int, QList<QPointF>>> updates;
     for (int c = 0; c < kRequestColours; ++c) updates.push_back({c, {}});
     setSeriesPoints(updates);

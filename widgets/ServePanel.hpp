@@ -1,10 +1,11 @@
 #pragma once
 // Chapter item 7, served live: the Serve toggle puts the loaded model behind the
 // OpenAI-compatible server (compute/experiments/serve/ServeLab) and, while the class sends
-// requests, draws which request holds which slot over time (one colour per request, six
-// colours in turn), the KV block map as the loop last published it, and one row per request
-// (time to first token, decode tokens/s, queue time, blocks held) with the server's metrics.
-// The job holds the engine while it serves: other labs wait until Stop.
+// requests, draws which request held which slot over time (one bar per request from its
+// admission to its end, from the requests' own times; six colours in turn), the KV block map as the
+// loop last published it, and one row per request (time to first token, decode tokens/s, queue
+// time, blocks held) with the server's metrics. The job holds the engine while it serves: other
+// labs wait until Stop.
 #include "compute/experiments/serve/ServeLab.hpp"
 #include "widgets/JobControls.hpp"
 #include "widgets/LabPanel.hpp"
@@ -23,8 +24,8 @@ class ServePanel : public LabPanel {
     Q_OBJECT
 public:
     static constexpr int kRequestColours = 6;
-    // Timeline points kept per colour (oldest dropped): a long class stays drawable.
-    static constexpr int kMaxPointsPerColour = 4000;
+    // Each request's time in its slot is drawn as a bar of marks, this many along the axis.
+    static constexpr int kMarksAcrossTheAxis = 240;
 
     explicit ServePanel(QWidget* parent = nullptr);
     void attach(const PanelContext& context) override;
@@ -52,7 +53,6 @@ private:
     QString backend_;
     QString url_;
     std::shared_ptr<const compute::experiments::ServeSnapshot> last_;
-    QList<QPointF> timeline_[kRequestColours];
     QLineEdit* host_;
     QSpinBox* port_;
     QLineEdit* apiKey_;

@@ -3,7 +3,7 @@
 #include "app/cli/Arguments.hpp"
 #include "app/cli/Commands.hpp"
 #include "app/cli/Output.hpp"
-#include "compute/experiments/replay/ReplayRun.hpp"
+#include "compute/experiments/replay/ReplayLab.hpp"
 
 #include <fstream>
 #include <iostream>
@@ -99,13 +99,9 @@ static int runReplay(const CommandArgs& args, std::ostream& out) {
     const auto requests = std::uint32_t(a.integer("--requests", 64, 1, kMaxReplayRequests));
     const std::string mix = a.valueOr("--mix", "chapter");
     try {
-        if (mix == "chapter") {
-            request.mix = compute::experiments::chapterMix(requests, request.seed);
-        } else {
-            request.mix = compute::experiments::loadRequestMix(mix);
-            if (a.value("--requests") && request.mix.size() > requests)
-                request.mix.resize(requests);
-        }
+        // A file's first --requests when given; the chapter's mix scaled to --requests.
+        request.mix = compute::experiments::replayMix(
+            mix, mix == "chapter" || a.value("--requests") ? requests : 0, request.seed);
     } catch (const std::invalid_argument& e) {
         throw UsageError(std::string("--mix: ") + e.what());
     }
@@ -118,16 +114,8 @@ static int runReplay(const CommandArgs& args, std::ostream& out) {
     } catch (const std::invalid_argument& e) {
         throw UsageError(e.what());
     }
-    const std::string how = request.rate > 0
-                                ? "Poisson arrivals at " + compute::fixed(request.rate, 2) + "/s"
-                                : "concurrency " + std::to_string(request.concurrency);
-    std::vector<compute::Table> tables = {
-        compute::experiments::replaySummaryTable(result.summary, request.slo,
-                                                 "Replay of " + std::to_string(request.mix.size()) +
-                                                     " requests against " + request.url + " (" +
-                                                     result.model + ", " + how + ")"),
-        compute::experiments::replayServerMetricsTable(result),
-        compute::experiments::replayRequestsTable(result.records)};
+    // The window's Replay panel shows the same tables (ReplayLab).
+    const auto tables = compute::experiments::replayTables(request, result);
     if (auto csv = a.value("--csv")) writeCsv(*csv, tables.back());
     nlohmann::json extra = {{"requests_completed", result.summary.completed},
                             {"requests_failed", result.summary.failed},

@@ -6,6 +6,7 @@
 #include "app/cli/Commands.hpp"
 #include "app/cli/ServingEngine.hpp"
 #include "compute/experiments/serve/OpenAiServer.hpp"
+#include "compute/experiments/serve/ServeLab.hpp"
 #include "compute/lab/LabContext.hpp"
 
 #include <csignal>
@@ -90,9 +91,12 @@ static int runServe(const CommandArgs& args, std::ostream& out) {
     std::cerr << "serve: " << (signal == SIGINT ? "SIGINT" : "SIGTERM") << ", shutting down\n";
     server.stop();
     loop.stop();
-    const auto metrics = loop.snapshot()->metrics;
-    out << "served " << metrics.requestsAdmitted << " requests, " << metrics.generatedTokens
-        << " tokens generated" << std::endl;
+    const auto last = loop.snapshot();
+    out << "served " << last->metrics.requestsAdmitted << " requests, "
+        << last->metrics.generatedTokens << " tokens generated" << std::endl;
+    // The tables the window's Serve panel shows, from the same functions (ServeLab).
+    for (const auto& table : compute::experiments::ServeLab::tables({"", last}))
+        out << "\n" << compute::renderText(table);
     return 0;
 }
 

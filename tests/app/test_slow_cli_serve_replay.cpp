@@ -100,7 +100,11 @@ private slots:
         QVERIFY(server.waitForFinished(60000));
         QCOMPARE(server.exitStatus(), QProcess::NormalExit);
         QCOMPARE(server.exitCode(), 0);
-        QVERIFY(server.readAllStandardOutput().contains("served 6 requests, 34 tokens"));
+        const QByteArray served = server.readAllStandardOutput();
+        QVERIFY(served.contains("served 6 requests, 34 tokens"));
+        // The window's Serve tables, from the same functions: six finished requests.
+        QVERIFY(served.contains("Requests served") && served.contains("Server metrics"));
+        QCOMPARE(served.count(" finished "), 6);
     }
 };
 

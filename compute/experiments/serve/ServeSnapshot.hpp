@@ -24,6 +24,7 @@ struct ServeRequestRow {
     std::uint32_t sharedPromptTokens = 0;
     std::uint32_t generatedTokens = 0;
     std::uint32_t blocksHeld = 0; // of its block table (a shared block counts for each holder)
+    double arrivalSeconds = 0;    // since the loop started
     double queueSeconds = 0;      // arrival to slot (so far, while waiting)
     double timeToFirstTokenSeconds = -1; // -1: no token yet
     double elapsedSeconds = 0;           // arrival to now, or to its end

@@ -454,6 +454,7 @@ void ServingLoop::finish(Active& active, FinishReason reason, const std::string&
     row.promptTokens = std::uint32_t(active.request.prompt.size());
     row.sharedPromptTokens = active.shared;
     row.generatedTokens = active.generated;
+    row.arrivalSeconds = seconds(active.arrival - start_);
     row.queueSeconds = seconds(active.admitted - active.arrival);
     row.timeToFirstTokenSeconds =
         active.generated ? seconds(active.firstToken - active.arrival) : -1.0;
@@ -501,6 +502,7 @@ void ServingLoop::publish() {
         row.blocksHeld = cache.contains(active->sequence)
                              ? std::uint32_t(cache.blockTable(active->sequence).size())
                              : 0;
+        row.arrivalSeconds = seconds(active->arrival - start_);
         row.queueSeconds = seconds(active->admitted - active->arrival);
         row.timeToFirstTokenSeconds =
             active->generated ? seconds(active->firstToken - active->arrival) : -1.0;
@@ -520,6 +522,7 @@ void ServingLoop::publish() {
             ServeRequestRow row;
             row.id = pending.id;
             row.promptTokens = std::uint32_t(pending.request.prompt.size());
+            row.arrivalSeconds = seconds(pending.arrival - start_);
             row.queueSeconds = row.elapsedSeconds = seconds(now - pending.arrival);
             rows.push_back(row);
         }
