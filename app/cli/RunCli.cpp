@@ -12,12 +12,13 @@ namespace inferscope::cli {
 extern const CliCommand devicesCommand, infoCommand, tokenizeCommand, generateCommand,
     perplexityCommand, benchCommand, attentionCommand, macsCommand, softlabelsCommand,
     speculativeCommand, budgetCommand, batchCommand, scheduleCommand, synthesizeCommand,
-    reportCommand, classReportCommand;
+    reportCommand, classReportCommand, serveCommand, replayCommand;
 const CliCommand* const kCommands[] = {
     &devicesCommand,    &infoCommand,        &tokenizeCommand,  &generateCommand,
     &perplexityCommand, &benchCommand,       &attentionCommand, &macsCommand,
     &softlabelsCommand, &speculativeCommand, &budgetCommand,    &batchCommand,
     &scheduleCommand,   &synthesizeCommand,  &reportCommand,    &classReportCommand,
+    &serveCommand,      &replayCommand,
 };
 
 std::span<const CliCommand* const> cliCommands() {

@@ -12,8 +12,10 @@
 #include "widgets/MemoryBudgetPanel.hpp"
 #include "widgets/ModelCardPanel.hpp"
 #include "widgets/QuantLevelsPanel.hpp"
+#include "widgets/ReplayPanel.hpp"
 #include "widgets/SchedulerPanel.hpp"
 #include "widgets/SchemesPanel.hpp"
+#include "widgets/ServePanel.hpp"
 #include "widgets/SoftLabelsPanel.hpp"
 #include "widgets/SpeculativePanel.hpp"
 #include "widgets/TimingsPanel.hpp"
@@ -61,6 +63,8 @@ const QList<PanelSpec>& panelRegistry() {
         {"batching", g[2], tr("Batched decode"), "batch", true, build<widgets::BatchingPanel>()},
         {"scheduler", g[2], tr("Scheduler"), "schedule", true, build<widgets::SchedulerPanel>()},
         {"kv-blocks", g[2], tr("KV blocks"), "schedule", true, build<widgets::KvBlocksPanel>()},
+        {"serve", g[2], tr("Serve"), "serve", true, build<widgets::ServePanel>()},
+        {"replay", g[2], tr("Replay"), "replay", false, build<widgets::ReplayPanel>()},
         {"memory-budget", g[1], tr("Budget"), "budget", false, build<widgets::MemoryBudgetPanel>()},
         {"model-card", g[0], tr("Model"), "info", false, build<widgets::ModelCardPanel>()},
         {"class-report", g[0], tr("Report"), "class-report", false,
