@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Prints two `inferscope-cli replay --json` results side by side with ratios (ours / theirs).
-    compare_replay.py --ours OURS.json --llamacpp LLAMACPP.json [--slots N] [--threads N]
+    compare_replay.py --ours OURS.json [...] --llamacpp LLAMACPP.json [...] [--slots N] [--threads N]
 OURS: the replay against `inferscope-cli serve`; LLAMACPP: the same mix against llama.cpp's
-server (scripts/replay-vs-llamacpp runs both). A ratio above 1 means ours is larger: better for
+server (scripts/replay-vs-llamacpp runs both). With several rounds (files paired in order), the
+tables show each side's round with the most output tokens/s, and every round's ratios follow. A ratio above 1 means ours is larger: better for
 throughput, worse for a latency."""
 import argparse
 import json
@@ -27,15 +28,20 @@ def cell(value, width=12, digits=1):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--ours", required=True)
-    parser.add_argument("--llamacpp", required=True)
+    parser.add_argument("--ours", required=True, nargs="+")
+    parser.add_argument("--llamacpp", required=True, nargs="+")
     parser.add_argument("--slots", type=int)
     parser.add_argument("--threads", type=int)
     args = parser.parse_args()
-    docs = [json.load(open(path)) for path in (args.ours, args.llamacpp)]
+    if len(args.ours) != len(args.llamacpp):
+        sys.exit("compare_replay.py: as many --ours files as --llamacpp files, one pair a round")
+    rounds = [(json.load(open(a)), json.load(open(b))) for a, b in zip(args.ours, args.llamacpp)]
+    best = lambda docs: max(docs, key=lambda d: number(d.get("output_throughput")) or 0.0)
+    docs = [best([r[0] for r in rounds]), best([r[1] for r in rounds])]
     (ours, ours_title), (theirs, theirs_title) = (summary(d) for d in docs)
 
-    print("Replay, InferScope's server vs llama.cpp's server (same mix, same client)")
+    print("Replay, InferScope's server vs llama.cpp's server (same mix, same client)" +
+          (f", each side's best of {len(rounds)} rounds by output tokens/s" if len(rounds) > 1 else ""))
     print(f"  ours:      {ours_title}")
     print(f"  llama.cpp: {theirs_title}")
     print()
@@ -62,23 +68,30 @@ def main():
         print(f"{label:<22}{cell(mine, 12, digits)}{cell(other, 16, digits)}{ratio}")
     print()
 
-    def ratio_of(metric, stat):
-        mine = number(ours.get(metric, {}).get(stat))
-        other = number(theirs.get(metric, {}).get(stat))
-        return f"{mine / other:.2f}x" if mine is not None and other else "-"
+    def ratios(mine_doc, other_doc):
+        mine, other = summary(mine_doc)[0], summary(other_doc)[0]
 
-    mine_tps, other_tps = number(docs[0].get("output_throughput")), number(docs[1].get("output_throughput"))
-    tps = f"{mine_tps / other_tps:.2f}x" if mine_tps is not None and other_tps else "-"
-    print("Ratios ours / llama.cpp: output tokens/s " + tps + " (higher is ours faster); "
-          f"TTFT median {ratio_of('TTFT', 'median')}, TTFT p99 {ratio_of('TTFT', 'p99')}, "
-          f"TPOT median {ratio_of('TPOT', 'median')}, E2EL median {ratio_of('E2EL', 'median')} "
-          "(lower is ours faster)")
+        def of(metric, stat):
+            a, b = number(mine.get(metric, {}).get(stat)), number(other.get(metric, {}).get(stat))
+            return f"{a / b:.2f}x" if a is not None and b else "-"
+
+        a, b = number(mine_doc.get("output_throughput")), number(other_doc.get("output_throughput"))
+        tps = f"{a / b:.2f}x" if a is not None and b else "-"
+        return (f"output tokens/s {tps} (higher is ours faster); TTFT median {of('TTFT', 'median')}, "
+                f"TTFT p99 {of('TTFT', 'p99')}, TPOT median {of('TPOT', 'median')}, "
+                f"E2EL median {of('E2EL', 'median')} (lower is ours faster)")
+
+    print("Ratios ours / llama.cpp: " + ratios(*docs))
+    if len(rounds) > 1:
+        for i, (mine_doc, other_doc) in enumerate(rounds, 1):
+            print(f"  round {i}: {number(mine_doc.get('output_throughput')) or 0:.2f} vs "
+                  f"{number(other_doc.get('output_throughput')) or 0:.2f} tokens/s; " + ratios(mine_doc, other_doc))
     slots = f"{args.slots} slots, continuous batching" if args.slots else "continuous batching"
     threads = f" on {args.threads} threads" if args.threads else ""
     print(f"Ours: {slots} on lavapipe. llama.cpp: llama-cpp-python's server, CPU backend{threads}, "
           "one request at a time (the others queue: its TTFT includes that wait); its end-of-"
           "generation tokens masked so each request makes exactly the tokens asked, as ours does.")
-    if any(number(d.get("requests_failed")) for d in docs):
+    if any(number(d.get("requests_failed")) for pair in rounds for d in pair):
         print("Some requests failed: see the replay's error column (inferscope-cli replay URL).")
 
 
