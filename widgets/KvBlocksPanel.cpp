@@ -3,6 +3,7 @@
 #include "compute/experiments/serving/SchedulerLab.hpp"
 
 #include "widgets/LabJobs.hpp"
+#include "widgets/PanelControls.hpp"
 #include "widgets/TableModel.hpp"
 
 #include <QComboBox>
@@ -21,14 +22,6 @@ bool isKvTable(const std::string& id) {
     return id.rfind("kv-block-", 0) == 0 || id == "prefix-sharing";
 }
 
-QTableView* tableView(QWidget* parent, const char* name, TableModel* model, int height) {
-    auto* view = new QTableView(parent);
-    view->setObjectName(name);
-    view->setModel(model);
-    view->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    view->setMaximumHeight(height);
-    return view;
-}
 } // namespace
 
 KvBlocksPanel::KvBlocksPanel(QWidget* parent)
@@ -69,8 +62,8 @@ KvBlocksPanel::KvBlocksPanel(QWidget* parent)
     snapshot_->setObjectName("kvBlocksSnapshot");
     controls->addWidget(snapshot_, 1);
     extrasLayout()->addLayout(controls);
-    extrasLayout()->addWidget(tableView(this, "kvBlocksMap", mapModel_, 170));
-    extrasLayout()->addWidget(tableView(this, "kvBlocksPrefix", prefixModel_, 110));
+    extrasLayout()->addWidget(makeTableView(this, "kvBlocksMap", mapModel_, 170));
+    extrasLayout()->addWidget(makeTableView(this, "kvBlocksPrefix", prefixModel_, 110));
     connect(snapshot_, &QComboBox::currentIndexChanged, this, [this] { draw(); });
 }
 

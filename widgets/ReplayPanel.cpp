@@ -1,8 +1,10 @@
 #include "widgets/ReplayPanel.hpp"
 
 #include "widgets/LabJobs.hpp"
+#include "widgets/PanelControls.hpp"
 #include "widgets/TableModel.hpp"
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QFileDialog>
@@ -19,25 +21,6 @@
 namespace inferscope::widgets {
 
 namespace ex = compute::experiments;
-
-namespace {
-QTableView* tableView(QWidget* parent, const char* name, TableModel* model, int height) {
-    auto* view = new QTableView(parent);
-    view->setObjectName(name);
-    view->setModel(model);
-    view->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    view->setMaximumHeight(height);
-    return view;
-}
-
-QSpinBox* spinBox(QWidget* parent, const char* name, int low, int high, int value) {
-    auto* box = new QSpinBox(parent);
-    box->setObjectName(name);
-    box->setRange(low, high);
-    box->setValue(value);
-    return box;
-}
-} // namespace
 
 ReplayPanel::ReplayPanel(QWidget* parent)
     : LabPanel("replay", tr("Replay"),
@@ -63,6 +46,13 @@ ReplayPanel::ReplayPanel(QWidget* parent)
     url_ = new QLineEdit(QStringLiteral("http://127.0.0.1:8080"), this);
     url_->setObjectName("replayUrl");
     target->addWidget(url_, 2);
+    serveHere_ = new QCheckBox(tr("this window's model"), this);
+    serveHere_->setObjectName("replayServeHere");
+    serveHere_->setToolTip(tr("Serve the loaded model on a free loopback port for the replay "
+                              "and replay against it (the address is then not used)"));
+    target->addWidget(serveHere_);
+    extrasLayout()->addLayout(target);
+    target = new QHBoxLayout;
     target->addWidget(new QLabel(tr("Model"), this));
     model_ = new QLineEdit(this);
     model_->setObjectName("replayModel");
@@ -85,14 +75,16 @@ ReplayPanel::ReplayPanel(QWidget* parent)
     pick->setObjectName("replayMixFile");
     load->addWidget(pick);
     load->addWidget(new QLabel(tr("Requests"), this));
-    count_ = spinBox(this, "replayRequests", 1, 1024, 64);
+    count_ = makeSpinBox(this, "replayRequests", 1, 1024, 64);
     load->addWidget(count_);
+    extrasLayout()->addLayout(load);
+    load = new QHBoxLayout;
     arrivals_ = new QComboBox(this);
     arrivals_->setObjectName("replayArrivals");
     arrivals_->addItem(tr("Concurrency"));
     arrivals_->addItem(tr("Poisson rate (/s)"));
     load->addWidget(arrivals_);
-    concurrency_ = spinBox(this, "replayConcurrency", 1, 1024, 8);
+    concurrency_ = makeSpinBox(this, "replayConcurrency", 1, 1024, 8);
     load->addWidget(concurrency_);
     rate_ = new QDoubleSpinBox(this);
     rate_->setObjectName("replayRate");
@@ -101,15 +93,16 @@ ReplayPanel::ReplayPanel(QWidget* parent)
     rate_->setVisible(false);
     load->addWidget(rate_);
     load->addWidget(new QLabel(tr("SLO TTFT"), this));
-    ttftSlo_ = spinBox(this, "replayTtftSlo", 0, 3600000, 0);
+    ttftSlo_ = makeSpinBox(this, "replayTtftSlo", 0, 3600000, 0);
     ttftSlo_->setSuffix(tr(" ms"));
     ttftSlo_->setSpecialValueText(tr("none"));
     load->addWidget(ttftSlo_);
     load->addWidget(new QLabel(tr("TPOT"), this));
-    tpotSlo_ = spinBox(this, "replayTpotSlo", 0, 3600000, 0);
+    tpotSlo_ = makeSpinBox(this, "replayTpotSlo", 0, 3600000, 0);
     tpotSlo_->setSuffix(tr(" ms"));
     tpotSlo_->setSpecialValueText(tr("none"));
     load->addWidget(tpotSlo_);
+    load->addStretch(1);
     extrasLayout()->addLayout(load);
 
     auto* runRow = new QHBoxLayout;
@@ -118,9 +111,9 @@ ReplayPanel::ReplayPanel(QWidget* parent)
     runRow->addWidget(controls_->cancelButton());
     runRow->addWidget(controls_->progressLabel(), 1);
     extrasLayout()->addLayout(runRow);
-    extrasLayout()->addWidget(tableView(this, "replaySummary", summary_, 200));
-    extrasLayout()->addWidget(tableView(this, "replayServerMetrics", metrics_, 140));
-    extrasLayout()->addWidget(tableView(this, "replayRequestsTable", requests_, 200));
+    extrasLayout()->addWidget(makeTableView(this, "replaySummary", summary_, 200));
+    extrasLayout()->addWidget(makeTableView(this, "replayServerMetrics", metrics_, 140));
+    extrasLayout()->addWidget(makeTableView(this, "replayRequestsTable", requests_, 200));
 
     connect(arrivals_, &QComboBox::currentIndexChanged, this, [this](int index) {
         concurrency_->setVisible(index == 0);
@@ -151,7 +144,20 @@ ex::ReplayLabRequest ReplayPanel::request() const {
     if (tpotSlo_->value() > 0) r.replay.slo.tpotMs = tpotSlo_->value();
     r.mixName = mix_->currentData().toString().toStdString();
     r.requests = std::uint32_t(count_->value());
+    r.serveHere = serveHere_->isChecked();
     return r;
+}
+
+std::optional<quint64> ReplayPanel::runScripted() {
+    auto r = request();
+    r.serveHere = true;
+    r.replay.rate = 0;
+    r.replay.concurrency = 4;
+    r.replay.mix.clear();
+    const char* const prompts[] = {"What is a KV cache?", "Why does batching help?",
+                                   "What is a block table?", "Why is decoding slow?"};
+    for (std::uint32_t i = 0; i < 8; ++i) r.replay.mix.push_back({prompts[i % 4], 4 + i % 3});
+    return run(r);
 }
 
 quint64 ReplayPanel::run(const ex::ReplayLabRequest& request) {
@@ -217,8 +223,8 @@ void ReplayPanel::attach(const PanelContext& context) {
 }
 
 QString ReplayPanel::emptyReason() const {
-    return tr("nothing replayed: a replay needs a server to send requests to (the scripted run "
-              "starts none)");
+    return tr("nothing replayed: the scripted replay serves this window's model, which runs on "
+              "the GPU engine");
 }
 
 } // namespace inferscope::widgets

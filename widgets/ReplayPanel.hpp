@@ -9,6 +9,7 @@
 #include "widgets/JobControls.hpp"
 #include "widgets/LabPanel.hpp"
 
+class QCheckBox;
 class QComboBox;
 class QDoubleSpinBox;
 class QLineEdit;
@@ -26,6 +27,8 @@ public:
     explicit ReplayPanel(QWidget* parent = nullptr);
     void attach(const PanelContext& context) override;
     QString emptyReason() const override;
+    // The scripted run: eight short requests against this window's model, served here.
+    std::optional<quint64> runScripted() override;
     // What the controls ask for; run() starts it (0: busy).
     compute::experiments::ReplayLabRequest request() const;
     quint64 run(const compute::experiments::ReplayLabRequest& request);
@@ -41,6 +44,7 @@ public:
 private:
     std::vector<compute::Table> tables_;
     QLineEdit* url_;
+    QCheckBox* serveHere_;
     QComboBox* mix_;
     QSpinBox* count_;
     QComboBox* arrivals_;

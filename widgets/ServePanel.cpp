@@ -3,6 +3,7 @@
 #include "compute/experiments/serving/KvBlockMap.hpp"
 #include "widgets/KvBlocksPanel.hpp"
 #include "widgets/LabJobs.hpp"
+#include "widgets/PanelControls.hpp"
 #include "widgets/TableModel.hpp"
 
 #include <QHBoxLayout>
@@ -12,6 +13,7 @@
 #include <QLocale>
 #include <QPointer>
 #include <QPushButton>
+#include <QScrollArea>
 #include <QSpinBox>
 #include <QTableView>
 #include <QVBoxLayout>
@@ -20,25 +22,6 @@
 namespace inferscope::widgets {
 
 namespace ex = compute::experiments;
-
-namespace {
-QTableView* tableView(QWidget* parent, const char* name, TableModel* model, int height) {
-    auto* view = new QTableView(parent);
-    view->setObjectName(name);
-    view->setModel(model);
-    view->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    view->setMaximumHeight(height);
-    return view;
-}
-
-QSpinBox* spinBox(QWidget* parent, const char* name, int low, int high, int value) {
-    auto* box = new QSpinBox(parent);
-    box->setObjectName(name);
-    box->setRange(low, high);
-    box->setValue(value);
-    return box;
-}
-} // namespace
 
 ServePanel::ServePanel(QWidget* parent)
     : LabPanel("serve", tr("Serve"),
@@ -72,7 +55,7 @@ ServePanel::ServePanel(QWidget* parent)
                          "every network) needs an API key"));
     settings->addWidget(host_);
     settings->addWidget(new QLabel(tr("Port"), this));
-    port_ = spinBox(this, "servePort", 0, 65535, 8080);
+    port_ = makeSpinBox(this, "servePort", 0, 65535, 8080);
     port_->setToolTip(tr("0 picks a free port"));
     settings->addWidget(port_);
     settings->addWidget(new QLabel(tr("API key"), this));
@@ -82,15 +65,18 @@ ServePanel::ServePanel(QWidget* parent)
     apiKey_->setToolTip(tr("Clients send it as \"Authorization: Bearer KEY\"; required off "
                            "loopback"));
     settings->addWidget(apiKey_, 1);
+    extrasLayout()->addLayout(settings);
+    settings = new QHBoxLayout;
     settings->addWidget(new QLabel(tr("Slots"), this));
-    slots_ = spinBox(this, "serveSlots", 1, 64, 8);
+    slots_ = makeSpinBox(this, "serveSlots", 1, 64, 8);
     settings->addWidget(slots_);
     settings->addWidget(new QLabel(tr("Context"), this));
-    context_ = spinBox(this, "serveContext", 16, 4096, 512);
+    context_ = makeSpinBox(this, "serveContext", 16, 4096, 512);
     context_->setSuffix(tr(" tokens"));
     context_->setToolTip(tr("Positions one request may hold (prompt + max_tokens); slots x "
                             "context must fit the KV cache"));
     settings->addWidget(context_);
+    settings->addStretch(1);
     extrasLayout()->addLayout(settings);
 
     auto* runRow = new QHBoxLayout;
@@ -100,12 +86,19 @@ ServePanel::ServePanel(QWidget* parent)
     runRow->addWidget(controls_->cancelButton());
     runRow->addWidget(controls_->progressLabel(), 1);
     extrasLayout()->addLayout(runRow);
-    extrasLayout()->addWidget(tableView(this, "serveRequests", requests_, 220));
-    extrasLayout()->addWidget(tableView(this, "serveMetrics", metrics_, 160));
-    blocks_ = new KvBlocksPanel(this);
+    extrasLayout()->addWidget(makeTableView(this, "serveRequests", requests_, 220));
+    extrasLayout()->addWidget(makeTableView(this, "serveMetrics", metrics_, 160));
+    // The block map is a whole panel of its own: in a scroll area, so its size does not become
+    // the deck's minimum (every panel of the window would be laid out around it).
+    blocks_ = new KvBlocksPanel;
     blocks_->setObjectName("serveBlockMap");
-    blocks_->setMinimumHeight(380);
-    extrasLayout()->addWidget(blocks_);
+    blocks_->setMinimumHeight(420);
+    auto* blockArea = new QScrollArea(this);
+    blockArea->setObjectName("serveBlockMapArea");
+    blockArea->setWidgetResizable(true);
+    blockArea->setWidget(blocks_);
+    blockArea->setMinimumHeight(160);
+    extrasLayout()->addWidget(blockArea);
 
     connect(controls_->runButton(), &QPushButton::clicked, this, [this] { serve(); });
     connect(controls_, &JobControls::ended, this, [this](bool ok, const QString& error) {
@@ -130,7 +123,18 @@ void ServePanel::setPort(int port) {
 }
 
 quint64 ServePanel::serve() {
+    return serve(request());
+}
+
+std::optional<quint64> ServePanel::runScripted() {
     auto r = request();
+    r.host = "127.0.0.1";
+    r.port = 0;
+    r.scriptedRequests = 8;
+    return serve(std::move(r));
+}
+
+quint64 ServePanel::serve(ex::ServeRequest r) {
     QPointer<ServePanel> self(this);
     r.onSnapshot = [self](std::shared_ptr<const ex::ServeSnapshot> snapshot,
                           const std::string& url) {

@@ -30,8 +30,11 @@ public:
     explicit ServePanel(QWidget* parent = nullptr);
     void attach(const PanelContext& context) override;
     QString emptyReason() const override;
-    // Starts serving with the controls' settings (0: busy or no model).
+    // The scripted run: serves on a free port and submits a few requests itself.
+    std::optional<quint64> runScripted() override;
+    // Starts serving with the controls' settings, or with `request` (0: busy or no model).
     quint64 serve();
+    quint64 serve(compute::experiments::ServeRequest request);
     void stop();
     bool serving() const { return controls_->running(); }
     compute::experiments::ServeRequest request() const;

@@ -64,7 +64,7 @@ const QList<PanelSpec>& panelRegistry() {
         {"scheduler", g[2], tr("Scheduler"), "schedule", true, build<widgets::SchedulerPanel>()},
         {"kv-blocks", g[2], tr("KV blocks"), "schedule", true, build<widgets::KvBlocksPanel>()},
         {"serve", g[2], tr("Serve"), "serve", true, build<widgets::ServePanel>()},
-        {"replay", g[2], tr("Replay"), "replay", false, build<widgets::ReplayPanel>()},
+        {"replay", g[2], tr("Replay"), "replay", true, build<widgets::ReplayPanel>()},
         {"memory-budget", g[1], tr("Budget"), "budget", false, build<widgets::MemoryBudgetPanel>()},
         {"model-card", g[0], tr("Model"), "info", false, build<widgets::ModelCardPanel>()},
         {"class-report", g[0], tr("Report"), "class-report", false,

@@ -877,8 +877,8 @@ void WindowTest::scriptRunsAndExportsEveryPanel() {
     // (issue 13 item 5); it serves one sequence, so the batching panels are too (issue 8);
     // and the KV block map of their run; speculative decoding needs two GPU engines (issue 9);
     // every other panel is exported.
-    QCOMPARE(script.leftOut().keys(),
-             (QStringList{"batching", "kernel-timings", "kv-blocks", "scheduler", "speculative"}));
+    QCOMPARE(script.leftOut().keys(), (QStringList{"batching", "kernel-timings", "kv-blocks",
+                                                   "replay", "scheduler", "serve", "speculative"}));
     for (auto* panel : window.panels())
         for (const char* ext : {".png", ".svg", ".csv", ".json"})
             if (!script.leftOut().contains(panel->panelId()))

@@ -1,5 +1,11 @@
 #include "compute/experiments/replay/ReplayLab.hpp"
 
+#include "compute/engine/Engine.hpp"
+#include "compute/experiments/serve/OpenAiServer.hpp"
+#include "compute/experiments/serve/ServingLoop.hpp"
+
+#include <algorithm>
+
 namespace inferscope::compute::experiments {
 
 std::vector<MixEntry> replayMix(const std::string& mixName, std::uint32_t requests,
@@ -21,12 +27,33 @@ std::vector<Table> replayTables(const ReplayRequest& request, const ReplayResult
             replayServerMetricsTable(result), replayRequestsTable(result.records)};
 }
 
-ReplayLab::Result ReplayLab::run(LabContext&, const Request& request, const JobControl& control) {
+ReplayLab::Result ReplayLab::run(LabContext& lab, const Request& request,
+                                 const JobControl& control) {
     Result out;
     out.request = request.replay;
-    out.request.mix = replayMix(request.mixName, request.requests, request.replay.seed);
-    out.result =
-        runReplay(out.request, [&control](const std::string& stage) { control.report(stage, -1); });
+    if (out.request.mix.empty())
+        out.request.mix = replayMix(request.mixName, request.requests, request.replay.seed);
+    auto replay = [&] {
+        out.result = runReplay(out.request,
+                               [&control](const std::string& stage) { control.report(stage, -1); });
+    };
+    if (!request.serveHere) {
+        replay();
+        return out;
+    }
+    auto& engine = requireGpuEngine(lab, "serving the model for the replay");
+    ServingLoopOptions loopOptions;
+    loopOptions.slotCount = std::min(request.serveSlots, engine.kvCache().maxSequences());
+    loopOptions.maxWaiting = std::uint32_t(out.request.mix.size());
+    loopOptions.heldSequences = loopOptions.slotCount;
+    ServingLoop loop(engine, lab.tokenizer(), loopOptions);
+    OpenAiServerOptions serverOptions;
+    serverOptions.modelName = "inferscope";
+    OpenAiServer server(loop, lab.tokenizer(), lab.chatFormat(), serverOptions);
+    out.request.url = "http://127.0.0.1:" + std::to_string(server.start());
+    replay();
+    server.stop();
+    loop.stop();
     return out;
 }
 

@@ -13,9 +13,13 @@
 namespace inferscope::compute::experiments {
 
 struct ReplayLabRequest {
-    ReplayRequest replay;        // its mix left empty: made from mixName
+    ReplayRequest replay;        // its mix, when empty, made from mixName
     std::string mixName;         // "chapter" or a mix file's path
     std::uint32_t requests = 64; // the chapter mix's size; a file's first N (0: all)
+    // Serve the session's model on a free loopback port for the replay and replay against
+    // it (replay.url ignored): the window measures its own model over real HTTP.
+    bool serveHere = false;
+    std::uint32_t serveSlots = 8;
 };
 
 struct ReplayLabResult {
@@ -34,7 +38,8 @@ struct ReplayLab {
     static constexpr std::string_view id = "replay";
     using Request = ReplayLabRequest;
     using Result = ReplayLabResult;
-    // Needs no model: the server is elsewhere (another program, machine or InferScope).
+    // Needs no model unless serveHere: the server is elsewhere (another program, machine or
+    // InferScope). Throws std::invalid_argument with serveHere on the CPU reference.
     static Result run(LabContext& lab, const Request& request, const JobControl& control);
     static std::vector<Table> tables(const Result& result) {
         return replayTables(result.request, result.result);

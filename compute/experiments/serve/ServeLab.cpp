@@ -5,6 +5,7 @@
 #include "compute/experiments/serve/ServingLoop.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <stdexcept>
 #include <thread>
 
@@ -127,7 +128,23 @@ ServeLab::Result ServeLab::run(LabContext& lab, const Request& request, const Jo
                    -1);
     std::uint64_t lastStep = ~0ull;
     double lastUptime = -1;
-    while (!control.cancelled()) {
+    // Shared: the loop may still hold the callbacks when an exception unwinds this frame.
+    auto scriptedLeft = std::make_shared<std::atomic<std::uint32_t>>(request.scriptedRequests);
+    const char* const prompts[] = {
+        "A KV cache keeps the keys and values of every earlier position, so a decode step "
+        "computes attention for one new token instead of the whole sequence again.",
+        "Continuous batching lets a finished request leave its slot at once, so the next "
+        "waiting request joins the batch on the following step."};
+    for (std::uint32_t i = 0; i < request.scriptedRequests; ++i) {
+        CompletionRequest completion;
+        completion.prompt = lab.tokenizer().encode(prompts[i % 2], true, false);
+        completion.maxTokens = 8;
+        completion.onEvent = [scriptedLeft](const CompletionEvent& event) {
+            if (event.finish != FinishReason::None) --*scriptedLeft;
+        };
+        loop.submit(std::move(completion));
+    }
+    while (!control.cancelled() && (request.scriptedRequests == 0 || scriptedLeft->load() > 0)) {
         std::this_thread::sleep_for(request.snapshotEvery);
         auto snapshot = loop.snapshot();
         // An idle loop publishes nothing new: hand on a snapshot only when it changed.

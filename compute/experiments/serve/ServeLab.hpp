@@ -27,6 +27,10 @@ struct ServeRequest {
     std::uint32_t maxWaiting = 64;
     std::uint32_t contextTokens = 512; // positions per request (prompt + max_tokens)
     std::chrono::milliseconds snapshotEvery{250};
+    // > 0: the job itself submits this many greedy requests (two prompts in turn, so later
+    // ones share the earlier ones' blocks) to the loop, and ends when they are done (the
+    // window's scripted run); 0: it serves until cancelled.
+    std::uint32_t scriptedRequests = 0;
     // Called on the job's thread with each new snapshot and the address served.
     std::function<void(std::shared_ptr<const ServeSnapshot>, const std::string& url)> onSnapshot;
 };
