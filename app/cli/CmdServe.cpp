@@ -65,9 +65,11 @@ static int runServe(const CommandArgs& args, std::ostream& out) {
     serverOptions.port = int(a.integer("--port", 8080, 0, 65535));
     serverOptions.apiKey = a.valueOr("--api-key", "");
     serverOptions.maxBodyBytes = std::size_t(a.integer("--max-body", 1 << 20, 1024, 64 << 20));
-    if (!compute::experiments::isLoopbackHost(serverOptions.host) && serverOptions.apiKey.empty())
-        throw UsageError("--host " + serverOptions.host +
-                         " is reachable from other machines: give --api-key KEY as well");
+    try { // refused before the model loads
+        compute::experiments::checkServerOptions(serverOptions);
+    } catch (const std::invalid_argument& e) {
+        throw UsageError(e.what());
+    }
     const std::string model = a.positional(0, "MODEL");
     serverOptions.modelName = a.valueOr("--name", std::filesystem::path(model).stem().string());
 
@@ -79,14 +81,11 @@ static int runServe(const CommandArgs& args, std::ostream& out) {
     compute::experiments::ServingLoop loop(engine, serving.session->tokenizer(), loopOptions);
     compute::experiments::OpenAiServer server(loop, serving.session->tokenizer(),
                                               serving.session->chatFormat(), serverOptions);
-    const int port = server.start();
+    server.start();
     const auto& cache = engine.kvCache();
-    out << "serving " << serverOptions.modelName << " on http://"
-        << (serverOptions.host.find(':') != std::string::npos ? "[" + serverOptions.host + "]"
-                                                              : serverOptions.host)
-        << ":" << port << " (slots " << loopOptions.slotCount << ", context "
-        << loop.contextTokens() << ", KV blocks " << cache.capacityBlocks() << " of "
-        << cache.blockSize() << " positions)" << std::endl;
+    out << "serving " << serverOptions.modelName << " on " << server.baseUrl() << " (slots "
+        << loopOptions.slotCount << ", context " << loop.contextTokens() << ", KV blocks "
+        << cache.capacityBlocks() << " of " << cache.blockSize() << " positions)" << std::endl;
     const int signal = signals.wait();
     std::cerr << "serve: " << (signal == SIGINT ? "SIGINT" : "SIGTERM") << ", shutting down\n";
     server.stop();

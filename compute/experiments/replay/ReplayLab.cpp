@@ -50,7 +50,8 @@ ReplayLab::Result ReplayLab::run(LabContext& lab, const Request& request,
     OpenAiServerOptions serverOptions;
     serverOptions.modelName = "inferscope";
     OpenAiServer server(loop, lab.tokenizer(), lab.chatFormat(), serverOptions);
-    out.request.url = "http://127.0.0.1:" + std::to_string(server.start());
+    server.start();
+    out.request.url = server.baseUrl();
     replay();
     server.stop();
     loop.stop();

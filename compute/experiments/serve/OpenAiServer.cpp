@@ -114,12 +114,7 @@ OpenAiServer::OpenAiServer(ServingLoop& loop, const models::Tokenizer& tokenizer
       created_(std::chrono::duration_cast<std::chrono::seconds>(
                    std::chrono::system_clock::now().time_since_epoch())
                    .count()) {
-    if (!isLoopbackHost(options_.host) && options_.apiKey.empty())
-        throw std::invalid_argument("--host " + options_.host +
-                                    " is reachable from other machines: give --api-key KEY so "
-                                    "only those who have it can send requests");
-    if (options_.port < 0 || options_.port > 65535)
-        throw std::invalid_argument("--port must be 0..65535");
+    checkServerOptions(options_);
     const std::uint32_t threads = options_.connectionThreads
                                       ? options_.connectionThreads
                                       : loop_.options().slotCount + loop_.options().maxWaiting + 8;
@@ -133,6 +128,21 @@ OpenAiServer::OpenAiServer(ServingLoop& loop, const models::Tokenizer& tokenizer
 
 OpenAiServer::~OpenAiServer() {
     stop();
+}
+
+void checkServerOptions(const OpenAiServerOptions& options) {
+    if (!isLoopbackHost(options.host) && options.apiKey.empty())
+        throw std::invalid_argument("--host " + options.host +
+                                    " is reachable from other machines: give an API key "
+                                    "(--api-key KEY) so only those who have it can send requests");
+    if (options.port < 0 || options.port > 65535)
+        throw std::invalid_argument("--port must be 0..65535");
+}
+
+std::string OpenAiServer::baseUrl() const {
+    const bool ipv6 = options_.host.find(':') != std::string::npos;
+    return "http://" + (ipv6 ? "[" + options_.host + "]" : options_.host) + ":" +
+           std::to_string(port_);
 }
 
 int OpenAiServer::start() {

@@ -34,10 +34,13 @@ struct OpenAiServerOptions {
 
 // Whether `host` names this machine only (127.0.0.0/8, ::1, localhost).
 bool isLoopbackHost(const std::string& host);
+// Throws std::invalid_argument for a host other than loopback without an API key, or a port
+// outside 0..65535: what the server refuses, for callers that refuse before any work.
+void checkServerOptions(const OpenAiServerOptions& options);
 
 class OpenAiServer {
 public:
-    // Throws std::invalid_argument for a non-loopback host without an API key.
+    // Throws std::invalid_argument as checkServerOptions.
     OpenAiServer(ServingLoop& loop, const models::Tokenizer& tokenizer,
                  std::optional<models::ChatFormat> chatFormat, OpenAiServerOptions options);
     ~OpenAiServer(); // stop()
@@ -50,6 +53,8 @@ public:
     // Stops accepting, ends open streams and joins the threads. Idempotent.
     void stop();
     int port() const { return port_; }
+    // "http://host:port" once started (an IPv6 host in brackets).
+    std::string baseUrl() const;
     const OpenAiServerOptions& options() const { return options_; }
 
 private:

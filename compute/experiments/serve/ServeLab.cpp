@@ -16,10 +16,6 @@ Cell milliseconds(double seconds) {
     return seconds < 0 ? Cell{} : Cell{seconds * 1e3};
 }
 
-std::string urlOf(const std::string& host, int port) {
-    const bool ipv6 = host.find(':') != std::string::npos;
-    return "http://" + (ipv6 ? "[" + host + "]" : host) + ":" + std::to_string(port) + "/v1";
-}
 } // namespace
 
 Table serveRequestsTable(const ServeSnapshot& snapshot) {
@@ -94,9 +90,6 @@ ServeLab::Result ServeLab::run(LabContext& lab, const Request& request, const Jo
     // The loop caps the context at what one sequence can hold; slots x that must fit.
     const std::uint32_t context = std::min(request.contextTokens, cache.maxPositionsPerSequence());
     const std::uint64_t blocksPerRequest = (context + cache.blockSize() - 1) / cache.blockSize();
-    if (request.slotCount == 0 || request.slotCount > cache.maxSequences())
-        throw std::invalid_argument("serving needs 1 to " + std::to_string(cache.maxSequences()) +
-                                    " slots (the engine's sequences)");
     if (blocksPerRequest * request.slotCount > cache.capacityBlocks())
         throw std::invalid_argument(
             std::to_string(request.slotCount) + " slots of " + std::to_string(context) +
@@ -115,14 +108,13 @@ ServeLab::Result ServeLab::run(LabContext& lab, const Request& request, const Jo
     serverOptions.apiKey = request.apiKey;
     serverOptions.modelName =
         lab.model().config.name.empty() ? "inferscope" : lab.model().config.name;
-    if (!isLoopbackHost(serverOptions.host) && serverOptions.apiKey.empty())
-        throw std::invalid_argument(serverOptions.host +
-                                    " is reachable from other machines: give an API key");
+    checkServerOptions(serverOptions); // before the loop takes the engine
 
     ServingLoop loop(engine, lab.tokenizer(), loopOptions);
     OpenAiServer server(loop, lab.tokenizer(), lab.chatFormat(), serverOptions);
     Result result;
-    result.url = urlOf(serverOptions.host, server.start());
+    server.start();
+    result.url = server.baseUrl() + "/v1";
     control.report("Serving on " + result.url + " (" + std::to_string(request.slotCount) +
                        " slots): send requests, then Stop",
                    -1);
