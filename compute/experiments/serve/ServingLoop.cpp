@@ -446,22 +446,9 @@ void ServingLoop::finish(Active& active, FinishReason reason, const std::string&
         ++metrics_.finishedError;
     }
     if (active.generated > 0) metrics_.endToEndLatency.observe(seconds(now - active.arrival));
-    ServeRequestRow row;
-    row.id = active.id;
+    ServeRequestRow row = rowOf(active, now);
     row.state = ServeRequestState::Finished;
     row.finish = reason;
-    row.slot = std::int32_t(active.slot);
-    row.promptTokens = std::uint32_t(active.request.prompt.size());
-    row.sharedPromptTokens = active.shared;
-    row.generatedTokens = active.generated;
-    row.arrivalSeconds = seconds(active.arrival - start_);
-    row.queueSeconds = seconds(active.admitted - active.arrival);
-    row.timeToFirstTokenSeconds =
-        active.generated ? seconds(active.firstToken - active.arrival) : -1.0;
-    row.elapsedSeconds = seconds(now - active.arrival);
-    if (active.generated > 1)
-        row.tokensPerSecond = double(active.generated - 1) /
-                              std::max(1e-9, seconds(active.lastToken - active.firstToken));
     finishedRows_.push_back(row);
     if (finishedRows_.size() > options_.finishedRows)
         finishedRows_.erase(finishedRows_.begin(),
@@ -483,6 +470,24 @@ void ServingLoop::finish(Active& active, FinishReason reason, const std::string&
     }
 }
 
+ServeRequestRow ServingLoop::rowOf(const Active& active, Clock::time_point now) const {
+    ServeRequestRow row;
+    row.id = active.id;
+    row.slot = std::int32_t(active.slot);
+    row.promptTokens = std::uint32_t(active.request.prompt.size());
+    row.sharedPromptTokens = active.shared;
+    row.generatedTokens = active.generated;
+    row.arrivalSeconds = seconds(active.arrival - start_);
+    row.queueSeconds = seconds(active.admitted - active.arrival);
+    row.timeToFirstTokenSeconds =
+        active.generated ? seconds(active.firstToken - active.arrival) : -1.0;
+    row.elapsedSeconds = seconds(now - active.arrival);
+    if (active.generated > 1)
+        row.tokensPerSecond = double(active.generated - 1) /
+                              std::max(1e-9, seconds(active.lastToken - active.firstToken));
+    return row;
+}
+
 void ServingLoop::publish() {
     auto snapshot = std::make_shared<ServeSnapshot>();
     snapshot->step = metrics_.steps;
@@ -492,24 +497,11 @@ void ServingLoop::publish() {
     const auto now = Clock::now();
     std::vector<ServeRequestRow> rows = finishedRows_;
     for (const auto& active : active_) {
-        ServeRequestRow row;
-        row.id = active->id;
+        ServeRequestRow row = rowOf(*active, now);
         row.state = active->generated ? ServeRequestState::Decoding : ServeRequestState::Prefilling;
-        row.slot = std::int32_t(active->slot);
-        row.promptTokens = std::uint32_t(active->request.prompt.size());
-        row.sharedPromptTokens = active->shared;
-        row.generatedTokens = active->generated;
         row.blocksHeld = cache.contains(active->sequence)
                              ? std::uint32_t(cache.blockTable(active->sequence).size())
                              : 0;
-        row.arrivalSeconds = seconds(active->arrival - start_);
-        row.queueSeconds = seconds(active->admitted - active->arrival);
-        row.timeToFirstTokenSeconds =
-            active->generated ? seconds(active->firstToken - active->arrival) : -1.0;
-        row.elapsedSeconds = seconds(now - active->arrival);
-        if (active->generated > 1)
-            row.tokensPerSecond = double(active->generated - 1) /
-                                  std::max(1e-9, seconds(active->lastToken - active->firstToken));
         rows.push_back(row);
     }
     std::uint32_t waiting = 0;

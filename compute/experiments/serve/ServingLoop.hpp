@@ -85,6 +85,8 @@ private:
     void finish(Active& active, FinishReason reason, const std::string& error = {});
     void evictHeld(std::uint32_t freeBlocksWanted, std::uint32_t freeSequencesWanted);
     void publish();
+    // The snapshot row of a request in a slot, as of `now` (blocks held not counted).
+    ServeRequestRow rowOf(const Active& active, std::chrono::steady_clock::time_point now) const;
     // Events are handed to their callbacks after each step's publish (deliver()).
     void post(std::uint64_t id, CompletionCallback callback, CompletionEvent event);
     void deliver();
