@@ -118,8 +118,7 @@ ServeLab::Result ServeLab::run(LabContext& lab, const Request& request, const Jo
     control.report("Serving on " + result.url + " (" + std::to_string(request.slotCount) +
                        " slots): send requests, then Stop",
                    -1);
-    std::uint64_t lastStep = ~0ull;
-    double lastUptime = -1;
+    std::shared_ptr<const ServeSnapshot> handedOn;
     // Shared: the loop may still hold the callbacks when an exception unwinds this frame.
     auto scriptedLeft = std::make_shared<std::atomic<std::uint32_t>>(request.scriptedRequests);
     const char* const prompts[] = {
@@ -138,13 +137,10 @@ ServeLab::Result ServeLab::run(LabContext& lab, const Request& request, const Jo
     }
     while (!control.cancelled() && (request.scriptedRequests == 0 || scriptedLeft->load() > 0)) {
         std::this_thread::sleep_for(request.snapshotEvery);
+        // Every publish is a new snapshot; an idle loop publishes none, so nothing is handed on.
         auto snapshot = loop.snapshot();
-        // An idle loop publishes nothing new: hand on a snapshot only when it changed.
-        if (request.onSnapshot &&
-            (snapshot->step != lastStep || snapshot->uptimeSeconds != lastUptime))
-            request.onSnapshot(snapshot, result.url);
-        lastStep = snapshot->step;
-        lastUptime = snapshot->uptimeSeconds;
+        if (request.onSnapshot && snapshot != handedOn) request.onSnapshot(snapshot, result.url);
+        handedOn = std::move(snapshot);
     }
     server.stop();
     loop.stop();
