@@ -294,10 +294,7 @@ double StepCostModel::stepMilliseconds(std::uint32_t sequences, std::uint32_t ex
 
 std::vector<double> simulateStepSeconds(const Schedule& schedule, const StepCostModel& model) {
     std::vector<double> seconds;
-    for (const auto& step : schedule.steps)
-        seconds.push_back(
-            model.stepMilliseconds(step.sequences, step.prefillTokens - step.prefillSequences) /
-            1e3);
+    for (const auto& step : schedule.steps) seconds.push_back(model.stepSeconds(step));
     return seconds;
 }
 
@@ -346,9 +343,7 @@ PolicyFigures simulatePolicy(const std::vector<RequestShape>& requests, std::uin
     std::uint64_t idle = 0;
     const Schedule schedule =
         streamSchedule(requests, slotCount, policy, chunkTokens, [&](ScheduleStep&& step) {
-            seconds.push_back(
-                model.stepMilliseconds(step.sequences, step.prefillTokens - step.prefillSequences) /
-                1e3);
+            seconds.push_back(model.stepSeconds(step));
             idle += slotCount - step.generating;
         });
     return figuresOf(schedule.requests, requests, std::move(seconds), idle);

@@ -99,6 +99,10 @@ struct StepCostModel {
     std::vector<BatchCurvePoint> decode;
     double prefillMillisecondsPerToken = 0;
     double stepMilliseconds(std::uint32_t sequences, std::uint32_t extraTokens) const;
+    // One step of a schedule: its sequences and the prompt tokens beyond one per sequence.
+    double stepSeconds(const ScheduleStep& step) const {
+        return stepMilliseconds(step.sequences, step.prefillTokens - step.prefillSequences) / 1e3;
+    }
 };
 // Seconds of every step of the schedule under the model.
 std::vector<double> simulateStepSeconds(const Schedule& schedule, const StepCostModel& model);
