@@ -292,6 +292,15 @@ std::string typeOf(const Json& node) {
     return type && type->is_string() ? type->get<std::string>() : std::string();
 }
 
+// Whether a Metaspace pre-tokenizer or decoder prepends (and strips) a "▁": its
+// prepend_scheme other than "never", else the older add_prefix_space, else yes.
+bool metaspacePrepends(const Json& node) {
+    const Json* scheme = findField(node, "prepend_scheme");
+    if (scheme && scheme->is_string()) return scheme->get<std::string>() != "never";
+    const Json* addPrefix = findField(node, "add_prefix_space");
+    return !(addPrefix && addPrefix->is_boolean()) || addPrefix->get<bool>();
+}
+
 // Our decode is the family's: byte-level maps the bytes back; SentencePiece writes "▁" as a
 // space and <0xXX> tokens as their bytes, and drops the space the encoder prepended. A decoder
 // (or one of its options) that renders the ids otherwise is refused, naming it; no decoder
@@ -340,13 +349,8 @@ void checkDecoder(const Json* decoder, const TokenizerData& data, bool byteFallb
         } else if (type == "Metaspace") {
             if (stringField(step, "replacement") != "\u2581") refuse(i, "with another replacement");
             if (byteFallback) refuse(i, "with byte fallback (it prints <0xXX> tokens as text)");
-            const Json* scheme = findField(step, "prepend_scheme");
-            const Json* addPrefix = findField(step, "add_prefix_space");
             spacesRestored = true;
-            prefixStripped =
-                scheme && scheme->is_string()
-                    ? scheme->get<std::string>() != "never"
-                    : !(addPrefix && addPrefix->is_boolean()) || addPrefix->get<bool>();
+            prefixStripped = metaspacePrepends(step);
         } else {
             refuse(i, "on a SentencePiece-style vocabulary");
         }
@@ -574,15 +578,10 @@ TokenizerData parseHfTokenizer(const nlohmann::json& tokenizer,
                 throw ModelError(source, field + ".replacement", std::nullopt,
                                  "a Metaspace replacement other than \"▁\" is not supported");
             const Json* scheme = findField(*node, "prepend_scheme");
-            const Json* addPrefix = findField(*node, "add_prefix_space");
             metaspacePrefixRules = true;
-            if (scheme && scheme->is_string()) {
-                prependSpace = scheme->get<std::string>() != "never";
-                prefixFirstOnly = scheme->get<std::string>() == "first";
-            } else if (addPrefix && addPrefix->is_boolean())
-                prependSpace = addPrefix->get<bool>();
-            else
-                prependSpace = true;
+            prependSpace = metaspacePrepends(*node);
+            prefixFirstOnly =
+                scheme && scheme->is_string() && scheme->get<std::string>() == "first";
         }
     }
     for (std::size_t i = 0; i < normalizers.size(); ++i) {
