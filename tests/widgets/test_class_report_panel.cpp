@@ -2,6 +2,7 @@
 // lavapipe: its File menu action, a report of two items written as HTML (parsing as XML) and
 // as a PDF whose charts are vector paths (no embedded image), the summary table and the
 // wall-time bars filled from the same result, and a cancelled report that writes nothing.
+#include "tests/PanelJobs.hpp"
 #include "tests/SyntheticModels.hpp"
 #include "tests/TestTime.hpp"
 #include "widgets/ClassReportPanel.hpp"
@@ -19,14 +20,6 @@
 using namespace inferscope;
 using namespace inferscope::widgets;
 
-namespace {
-compute::BackendChoice vulkan() {
-    compute::BackendChoice choice;
-    choice.kind = compute::BackendChoice::Kind::Vulkan;
-    return choice;
-}
-} // namespace
-
 class ClassReportPanelTest : public QObject {
     Q_OBJECT
 private slots:
@@ -39,14 +32,10 @@ private slots:
     void writesHtmlAndVectorPdf() {
         LabJobs jobs;
         ClassReportPanel panel;
-        PanelContext context;
-        context.jobs = &jobs;
-        panel.attach(context);
+        tests::attachPanel(jobs, panel);
         QCOMPARE(panel.fileActions().size(), 1);
         QCOMPARE(panel.fileActions().front()->objectName(), QString("classReportAction"));
-        QSignalSpy loaded(&jobs, &LabJobs::modelLoaded);
-        jobs.load(model_, vulkan());
-        QTRY_COMPARE_WITH_TIMEOUT(loaded.count(), 1, tests::scaledMs(60000));
+        QVERIFY(tests::loadOnVulkan(jobs, model_));
 
         const QString html = dir_.filePath("report.html");
         QSignalSpy ended(&panel, &LabPanel::jobEnded);
@@ -86,12 +75,8 @@ private slots:
     void cancelledReportWritesNothing() {
         LabJobs jobs;
         ClassReportPanel panel;
-        PanelContext context;
-        context.jobs = &jobs;
-        panel.attach(context);
-        QSignalSpy loaded(&jobs, &LabJobs::modelLoaded);
-        jobs.load(model_, vulkan());
-        QTRY_COMPARE_WITH_TIMEOUT(loaded.count(), 1, tests::scaledMs(60000));
+        tests::attachPanel(jobs, panel);
+        QVERIFY(tests::loadOnVulkan(jobs, model_));
         const QString html = dir_.filePath("cancelled.html");
         QSignalSpy ended(&panel, &LabPanel::jobEnded);
         QVERIFY(panel.writeReport(html) != 0);

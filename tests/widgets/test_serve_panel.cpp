@@ -3,6 +3,7 @@
 // per-request table, the slot timeline and the block map filled from the loop's snapshots,
 // the Replay panel (a second job runner) replaying a mix file against it, Stop ending the job
 // as a success, and other jobs held off while it serves.
+#include "tests/PanelJobs.hpp"
 #include "tests/SyntheticModels.hpp"
 #include "tests/TestTime.hpp"
 #include "widgets/KvBlocksPanel.hpp"
@@ -27,12 +28,6 @@ using namespace inferscope;
 using namespace inferscope::widgets;
 
 namespace {
-compute::BackendChoice vulkan() {
-    compute::BackendChoice choice;
-    choice.kind = compute::BackendChoice::Kind::Vulkan;
-    return choice;
-}
-
 int portOf(const QString& url) {
     return url.section(':', -1).section('/', 0, 0).toInt();
 }
@@ -50,12 +45,8 @@ private slots:
     void servesRequestsLiveAndStops() {
         LabJobs jobs;
         ServePanel panel;
-        PanelContext context;
-        context.jobs = &jobs;
-        panel.attach(context);
-        QSignalSpy loaded(&jobs, &LabJobs::modelLoaded);
-        jobs.load(model_, vulkan());
-        QTRY_COMPARE_WITH_TIMEOUT(loaded.count(), 1, tests::scaledMs(60000));
+        tests::attachPanel(jobs, panel);
+        QVERIFY(tests::loadOnVulkan(jobs, model_));
 
         panel.setPort(0);
         QSignalSpy ended(&panel, &LabPanel::jobEnded);
@@ -121,9 +112,7 @@ private slots:
         }
         LabJobs replayJobs;
         ReplayPanel replay;
-        PanelContext replayContext;
-        replayContext.jobs = &replayJobs;
-        replay.attach(replayContext);
+        tests::attachPanel(replayJobs, replay);
         auto replayRequest = replay.request();
         replayRequest.replay.url = panel.url().toStdString();
         replayRequest.replay.concurrency = 3;
@@ -162,12 +151,8 @@ private slots:
     void refusesAnOpenHostWithoutKey() {
         LabJobs jobs;
         ServePanel panel;
-        PanelContext context;
-        context.jobs = &jobs;
-        panel.attach(context);
-        QSignalSpy loaded(&jobs, &LabJobs::modelLoaded);
-        jobs.load(model_, vulkan());
-        QTRY_COMPARE_WITH_TIMEOUT(loaded.count(), 1, tests::scaledMs(60000));
+        tests::attachPanel(jobs, panel);
+        QVERIFY(tests::loadOnVulkan(jobs, model_));
         auto hostEdit = panel.findChild<QLineEdit*>("serveHost");
         QVERIFY(hostEdit);
         hostEdit->setText("0.0.0.0");
