@@ -3,6 +3,7 @@
 #include "models/tokenizer/PrintableBytes.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -91,6 +92,42 @@ std::string formatCell(const Cell& cell, const Column& column) {
                 return models::printableText(v);
         },
         cell);
+}
+
+namespace {
+std::string csvField(const std::string& text) {
+    if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
+    std::string quoted = "\"";
+    for (char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return quoted + "\"";
+}
+
+std::string rawCell(const Cell& cell) {
+    if (const auto* i = std::get_if<std::int64_t>(&cell)) return std::to_string(*i);
+    if (const auto* d = std::get_if<double>(&cell)) {
+        char buffer[32];
+        const auto end = std::to_chars(buffer, buffer + sizeof buffer, *d).ptr;
+        return std::string(buffer, end);
+    }
+    if (const auto* text = std::get_if<std::string>(&cell)) return *text;
+    return {};
+}
+} // namespace
+
+std::string renderCsv(const Table& table) {
+    std::string csv;
+    for (std::size_t c = 0; c < table.columns.size(); ++c) {
+        const auto& column = table.columns[c];
+        csv += (c ? "," : "") +
+               csvField(column.name + (column.unit.empty() ? "" : " (" + column.unit + ")"));
+    }
+    csv += "\r\n";
+    for (const auto& row : table.rows) {
+        for (std::size_t c = 0; c < row.size(); ++c)
+            csv += (c ? "," : "") + csvField(rawCell(row[c]));
+        csv += "\r\n";
+    }
+    return csv;
 }
 
 std::string renderText(const Table& table) {

@@ -39,6 +39,9 @@ std::string formatCell(const Cell& cell, const Column& column);
 // Aligned plain-text rendering: title, header with units, rows, notes.
 std::string renderText(const Table& table);
 nlohmann::json toJson(const Table& table);
+// RFC 4180 CSV: a header of "name (unit)", one line per row, CRLF line ends, fields quoted only
+// where they must be, numbers at full precision (the shortest text that reads back the same).
+std::string renderCsv(const Table& table);
 // Formats 23040 as "23,040" (thousands separators, as the chapter prints numbers).
 std::string groupThousands(std::int64_t value);
 std::string humanBytes(double bytes); // "92.4 MiB"

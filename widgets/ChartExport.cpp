@@ -8,7 +8,6 @@
 #include <QFileInfo>
 #include <QLabel>
 #include <QLayout>
-#include <QLocale>
 #include <QPainter>
 #include <QPixmap>
 #include <QSaveFile>
@@ -60,22 +59,6 @@ QString writeBytes(const QString& path, const QByteArray& bytes) {
     return {};
 }
 
-QString csvField(const QString& text) {
-    if (!text.contains(',') && !text.contains('"') && !text.contains('\n') && !text.contains('\r'))
-        return text;
-    QString quoted = text;
-    quoted.replace('"', "\"\"");
-    return '"' + quoted + '"';
-}
-
-QString rawCell(const compute::Cell& cell) {
-    if (auto* i = std::get_if<std::int64_t>(&cell)) return QString::number(*i);
-    if (auto* d = std::get_if<double>(&cell))
-        return QString::number(*d, 'g', QLocale::FloatingPointShortest);
-    if (auto* s = std::get_if<std::string>(&cell)) return QString::fromStdString(*s);
-    return {};
-}
-
 // The labels under the chart that belong to the figure, at their laid-out size: the summary
 // when it says something, the caption and the table notes. Their width follows the chart's.
 QList<QWidget*> figureParts(ChartPanel& panel) {
@@ -119,20 +102,7 @@ void renderFigure(ChartPanel& panel, QPainter& painter) {
 } // namespace
 
 QString toCsv(const compute::Table& table) {
-    QStringList lines;
-    QStringList header;
-    for (const auto& column : table.columns) {
-        QString name = QString::fromStdString(column.name);
-        if (!column.unit.empty()) name += " (" + QString::fromStdString(column.unit) + ")";
-        header << csvField(name);
-    }
-    lines << header.join(',');
-    for (const auto& row : table.rows) {
-        QStringList fields;
-        for (const auto& cell : row) fields << csvField(rawCell(cell));
-        lines << fields.join(',');
-    }
-    return lines.join("\r\n") + "\r\n";
+    return QString::fromStdString(compute::renderCsv(table));
 }
 
 QString writePng(ChartPanel& panel, const QString& path) {

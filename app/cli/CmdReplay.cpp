@@ -48,29 +48,9 @@ compute::experiments::ReplaySlo parseSlo(const std::string& text) {
 }
 
 void writeCsv(const std::string& path, const compute::Table& table) {
-    std::ofstream file(path);
+    std::ofstream file(path, std::ios::binary);
     if (!file) throw std::runtime_error("--csv: cannot write " + path);
-    auto quoted = [](const std::string& text) {
-        std::string out = "\"";
-        for (char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-        return out + "\"";
-    };
-    for (std::size_t c = 0; c < table.columns.size(); ++c) {
-        const auto& column = table.columns[c];
-        file << (c ? "," : "")
-             << quoted(column.name + (column.unit.empty() ? "" : " (" + column.unit + ")"));
-    }
-    file << "\n";
-    for (const auto& row : table.rows) {
-        for (std::size_t c = 0; c < row.size(); ++c) {
-            file << (c ? "," : "");
-            if (const auto* text = std::get_if<std::string>(&row[c]))
-                file << quoted(*text);
-            else if (!std::holds_alternative<std::monostate>(row[c]))
-                file << compute::formatCell(row[c], {"", "", -1});
-        }
-        file << "\n";
-    }
+    file << compute::renderCsv(table); // the window's CSV export, the same writer
     if (!file) throw std::runtime_error("--csv: writing " + path + " failed");
 }
 } // namespace

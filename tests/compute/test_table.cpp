@@ -56,6 +56,18 @@ private slots:
         QVERIFY_THROWS_EXCEPTION(std::invalid_argument, t.number(0, "s"));
         QVERIFY_THROWS_EXCEPTION(std::out_of_range, t.columnIndex("nope"));
     }
+    void csvQuotesOnlyWhereItMustAndKeepsFullPrecision() {
+        Table t;
+        t.addColumn("name").addColumn("ms", "ms").addColumn("count").addColumn("gap");
+        t.addRow({std::string("a, \"b\""), 0.1 + 0.2, std::int64_t{-7}, Cell{}});
+        t.addRow({std::string("two\nlines"), 1e-9, std::int64_t{23040}, Cell{}});
+        const std::string csv = renderCsv(t);
+        QCOMPARE(csv, std::string("name,ms (ms),count,gap\r\n"
+                                  "\"a, \"\"b\"\"\",0.30000000000000004,-7,\r\n"
+                                  "\"two\nlines\",1e-09,23040,\r\n"));
+        // The shortest text reads back as the same double.
+        QCOMPARE(std::stod("0.30000000000000004"), 0.1 + 0.2);
+    }
     void humanBytes() {
         QCOMPARE(inferscope::compute::humanBytes(512), std::string("512 B"));
         QCOMPARE(inferscope::compute::humanBytes(1536), std::string("1.5 KiB"));
