@@ -30,7 +30,8 @@ layout(constant_id = 12) const bool BROADCAST_X = false;
 // sum_j w_j * xhat_j, xhat the rounded activations (compute/formats/ActivationRounding.hpp).
 layout(constant_id = 14) const bool INT8_ACTIVATIONS = false;
 // Float nibble path: from this many tokens per workgroup on, codes are dequantized before
-// the products (broadcastChunk); below, the scale applies once per chunk and row.
+// the products (broadcastChunk); below, the scale applies once per chunk and row. A
+// batch-invariant engine sets it past every tile, so a row rounds alike in any batch.
 layout(constant_id = 15) const uint PRESCALE_TOKENS = 8;
 
 // The input rows and the norm weight are texel buffers of vec4 (see quant_codes.glsl).

@@ -6,6 +6,7 @@
 #include "widgets/PanelControls.hpp"
 #include "widgets/TableModel.hpp"
 
+#include <QCheckBox>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -76,6 +77,13 @@ ServePanel::ServePanel(QWidget* parent)
     context_->setToolTip(tr("Positions one request may hold (prompt + max_tokens); slots x "
                             "context must fit the KV cache"));
     settings->addWidget(context_);
+    batchInvariant_ = new QCheckBox(tr("Batch-invariant"), this);
+    batchInvariant_->setObjectName("serveBatchInvariant");
+    batchInvariant_->setToolTip(
+        tr("Each greedy answer equals the request served alone, whatever else is in the "
+           "batch (small kernel tiles throughout: prefill and wide batches cost more). Off, "
+           "a near tie can fall the other way when many requests run together."));
+    settings->addWidget(batchInvariant_);
     settings->addStretch(1);
     extrasLayout()->addLayout(settings);
 
@@ -115,6 +123,7 @@ ex::ServeRequest ServePanel::request() const {
     r.apiKey = apiKey_->text().toStdString();
     r.slotCount = std::uint32_t(slots_->value());
     r.contextTokens = std::uint32_t(context_->value());
+    r.batchInvariant = batchInvariant_->isChecked();
     return r;
 }
 

@@ -12,6 +12,7 @@
 
 #include <memory>
 
+class QCheckBox;
 class QLineEdit;
 class QSpinBox;
 
@@ -61,6 +62,7 @@ private:
     QLineEdit* apiKey_;
     QSpinBox* slots_;
     QSpinBox* context_;
+    QCheckBox* batchInvariant_;
     JobControls* controls_;
     TableModel* requests_;
     TableModel* metrics_;

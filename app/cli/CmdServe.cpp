@@ -48,7 +48,7 @@ private:
 static int runServe(const CommandArgs& args, std::ostream& out) {
     OptionSpec spec{{"--host", "--port", "--slots", "--api-key", "--max-waiting", "--context",
                      "--name", "--max-body"},
-                    {},
+                    {"--batch-invariant"},
                     {}};
     addBackendOptions(spec);
     Arguments a(args, spec);
@@ -58,6 +58,7 @@ static int runServe(const CommandArgs& args, std::ostream& out) {
     loopOptions.slotCount = std::uint32_t(a.integer("--slots", 8, 1, kMaxSlots));
     loopOptions.maxWaiting = std::uint32_t(a.integer("--max-waiting", 64, 0, kMaxWaiting));
     loopOptions.heldSequences = loopOptions.slotCount;
+    loopOptions.batchInvariant = a.flag("--batch-invariant");
     const auto context = std::uint32_t(a.integer("--context", 2048, 16, kMaxContext));
     loopOptions.contextTokens = context;
     compute::experiments::OpenAiServerOptions serverOptions;
@@ -103,9 +104,11 @@ extern const CliCommand serveCommand{
     "serve",
     "  serve MODEL [--host 127.0.0.1] [--port 8080] [--slots N] [--api-key KEY]\n"
     "           [--max-waiting N] [--context N] [--name NAME] [--max-body BYTES]\n"
+    "           [--batch-invariant]\n"
     "           (--slots 1..256; --max-waiting 0..4096; --context 16..131072 positions per\n"
     "            request; --port 0 picks a free port; a host other than loopback needs\n"
-    "            --api-key; --max-body 1024..64 MiB)\n"
+    "            --api-key; --max-body 1024..64 MiB; --batch-invariant: each greedy answer\n"
+    "            equals the request served alone, at a cost in speed)\n"
     "                                   an OpenAI-compatible API (/v1/completions,\n"
     "                                   /v1/chat/completions, /v1/models, /health, /metrics)\n"
     "                                   over continuous batching, until SIGINT/SIGTERM\n",

@@ -136,6 +136,7 @@ void Engine::build(const WeightSource& weights, const WeightCheck& has) {
     KernelTuning tuning =
         options_.tuning ? *options_.tuning : KernelTuning::forDevice(context_->info());
     tuning.int8Activations = tuning.int8Activations || options_.int8Activations;
+    tuning.batchInvariant = tuning.batchInvariant || options_.batchInvariant;
     kernels_ = std::make_unique<Kernels>(*context_, tuning);
     recorder_ = std::make_unique<CommandRecorder>(*context_);
 
@@ -327,6 +328,11 @@ std::uint32_t Engine::dispatchesPerDecodeToken() const {
                       layer.down.chunkCount() + (config_.qkNorm ? 1 : 0) +
                       (config_.postNorms ? 2 : 0);
     return dispatches;
+}
+
+void Engine::setBatchInvariant(bool invariant) {
+    options_.batchInvariant = invariant;
+    kernels_->setBatchInvariant(invariant);
 }
 
 bool Engine::fusesAttention(const Layer& layer) const {

@@ -59,6 +59,10 @@ struct EngineOptions {
     // products, as llama.cpp's CPU backend computes them (Kernels::roundsActivations says
     // where it applies; elsewhere the kernels keep float activations).
     bool int8Activations = false;
+    // Every row's result independent of the rows stepped beside it (a served request gets the
+    // tokens it gets alone): KernelTuning::batchInvariant. Costs prefill and wide-batch speed
+    // on the block formats; `serve --batch-invariant` measures it.
+    bool batchInvariant = false;
     // Largest buffer per weight matrix; larger ones are split into row chunks. 0: the
     // device's limits (maxStorageBufferRange, maxMemoryAllocationSize); tests force splits.
     std::uint64_t maxMatrixChunkBytes = 0;
@@ -229,6 +233,10 @@ public:
 
     bool cached() const { return options_.cached; }
     void setCached(bool cached);
+    // Switchable between steps (the serving loop asks for it while it serves): it changes
+    // which kernel shapes later steps record, nothing stored.
+    bool batchInvariant() const { return options_.batchInvariant; }
+    void setBatchInvariant(bool invariant);
     void setProbes(const ProbeOptions& probes) { options_.probes = probes; }
     const ProbeOptions& probes() const { return options_.probes; }
     const EngineOptions& options() const { return options_; }

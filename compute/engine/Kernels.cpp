@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <limits>
 
 namespace inferscope::compute {
 
@@ -237,8 +238,10 @@ void Kernels::finishSpecialization(std::vector<std::uint32_t>& spec, const Devic
     spec.push_back(tuning_.broadcastInput && !tuning_.splitColumns ? 1 : 0);
     spec.push_back(weights.rowBlock);                   // ROW_BLOCK (shaders/code_layout.glsl)
     spec.push_back(roundsActivations(weights) ? 1 : 0); // INT8_ACTIVATIONS (matvec_core.glsl)
-    spec.push_back(kPrescaleTokens);                    // PRESCALE_TOKENS
-    spec.push_back(laneScaleWords != 0 ? 1 : 0);        // LANE_SCALES
+    // PRESCALE_TOKENS: never, where a row's sums must not depend on the tile its batch picks.
+    spec.push_back(tuning_.batchInvariant ? std::numeric_limits<std::uint32_t>::max()
+                                          : kPrescaleTokens);
+    spec.push_back(laneScaleWords != 0 ? 1 : 0); // LANE_SCALES
 }
 
 bool KernelTuning::readsLaneScales() const {

@@ -29,6 +29,11 @@ struct KernelTuning {
     // Int4 group and q4_1 matrices carry and read lane-scale copies where the layout allows
     // (readsLaneScales); false reads the packed scales (tests and A/B timings).
     bool laneScaleCopies = true;
+    // Each row's sums in one order whatever else the step holds (EngineOptions::batchInvariant):
+    // block scales applied after the products at every tile size, as decode tiles do (tiles of
+    // PRESCALE_TOKENS and more otherwise scale the codes first: the same value, rounded
+    // differently). Nothing else in a row's arithmetic depends on the rows beside it.
+    bool batchInvariant = false;
 
     static KernelTuning forDevice(const DeviceInfo& info);
     // Whether the matrix kernels read the lane-scale copies of int4 group and q4_1 matrices: asked
@@ -180,6 +185,7 @@ public:
     Kernels(const VulkanContext& context, const KernelTuning& tuning);
 
     const KernelTuning& tuning() const { return tuning_; }
+    void setBatchInvariant(bool invariant) { tuning_.batchInvariant = invariant; }
     std::size_t pipelineCount() const { return pipelines_.size(); }
 
     void matvec(CommandRecorder& recorder, const MatvecArgs& args, const std::string& label);

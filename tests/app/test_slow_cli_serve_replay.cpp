@@ -49,7 +49,7 @@ private slots:
         server.setProcessChannelMode(QProcess::SeparateChannels);
         server.start(INFERSCOPE_CLI_EXECUTABLE,
                      {"serve", QString::fromStdString(model.string()), "--port", "0", "--slots",
-                      "4", "--context", "256", "--name", "smol"});
+                      "4", "--context", "256", "--name", "smol", "--batch-invariant"});
         QVERIFY(server.waitForStarted());
         QString banner;
         QTRY_VERIFY_WITH_TIMEOUT((banner += server.readAllStandardOutput()).contains("\n"), 240000);
@@ -105,6 +105,8 @@ private slots:
         // The window's Serve tables, from the same functions: six finished requests.
         QVERIFY(served.contains("Requests served") && served.contains("Server metrics"));
         QCOMPARE(served.count(" finished "), 6);
+        QVERIFY(served.contains("batch-invariant") && served.contains("yes"));
+        QVERIFY(served.contains("so a greedy answer equals the request served alone"));
     }
 };
 

@@ -41,6 +41,50 @@ private slots:
         model_ = std::make_unique<models::LoadedModel>(models::loadModel(path));
     }
 
+    // A batch-invariant engine gives a sequence's rows the same logits, bit for bit, whether
+    // it is stepped alone or beside 12 others (prefill tiles over 8 tokens and a decode batch
+    // past the fused-attention limit otherwise), for a float and a 4-bit format.
+    void batchInvariantRowsEqualTheRowAlone() {
+        for (const auto format : {WeightFormat::F32, WeightFormat::Q4_1}) {
+            auto o = options();
+            o.weightFormat = format;
+            o.batchInvariant = true;
+            Engine engine(*model_, o);
+            QVERIFY(engine.batchInvariant());
+            std::vector<std::int32_t> prompt;
+            for (int i = 0; i < 21; ++i) prompt.push_back((i * 37 + 5) % 300);
+            // Prefill, then three greedy decode steps; the logits of every step.
+            auto run = [&](std::uint32_t neighbours) {
+                engine.reset();
+                std::vector<std::vector<float>> logits;
+                std::vector<SequenceInput> batch{{0, prompt}};
+                for (std::uint32_t n = 1; n <= neighbours; ++n) {
+                    std::vector<std::int32_t> other;
+                    for (std::uint32_t i = 0; i < 3 + n; ++i)
+                        other.push_back(std::int32_t((n * 53 + i * 11) % 300));
+                    batch.push_back({n, other});
+                }
+                for (int step = 0; step < 4; ++step) {
+                    const auto result = engine.step(batch);
+                    for (std::size_t i = 0; i < batch.size(); ++i)
+                        batch[i].tokens = {result.sequences[i].argmax.back()};
+                    logits.push_back(result.sequences[0].logits);
+                }
+                return logits;
+            };
+            const auto alone = run(0);
+            const auto besideOthers = run(12);
+            QCOMPARE(besideOthers.size(), alone.size());
+            for (std::size_t step = 0; step < alone.size(); ++step)
+                QVERIFY2(besideOthers[step] == alone[step], ("step " + std::to_string(step) + ", " +
+                                                             std::string(weightFormatName(format)))
+                                                                .c_str());
+            // The switch is the serving loop's: off again, the engine fuses attention again.
+            engine.setBatchInvariant(false);
+            QVERIFY(!engine.tuning().batchInvariant);
+        }
+    }
+
     void sweepIsExactAndComplete() {
         Engine engine(*model_, options());
         BatchSweepOptions sweep;

@@ -58,6 +58,7 @@ Table serveMetricsTable(const ServeSnapshot& snapshot) {
     auto row = [&](const std::string& name, Cell value) { table.addRow({name, value}); };
     row("uptime (s)", snapshot.uptimeSeconds);
     row("engine steps", std::int64_t(m.steps));
+    row("batch-invariant", std::string(snapshot.batchInvariant ? "yes" : "no"));
     row("requests admitted", std::int64_t(m.requestsAdmitted));
     row("requests rejected (queue full)", std::int64_t(m.requestsRejected));
     row("finished: stop / length",
@@ -81,6 +82,14 @@ Table serveMetricsTable(const ServeSnapshot& snapshot) {
     quantile("end-to-end latency", m.endToEndLatency);
     table.notes.push_back("Percentiles are histogram bucket bounds (upper estimates), as a "
                           "Prometheus query over /metrics would give them.");
+    table.notes.push_back(
+        snapshot.batchInvariant
+            ? "Batch-invariant: every request's sums run in one order whatever the batch, so a "
+              "greedy answer equals the request served alone; prefill and wide batches pay "
+              "for the small kernel tiles."
+            : "Not batch-invariant: wide batches use larger kernel tiles that round in another "
+              "order, so at a near tie a greedy answer can differ from the request served "
+              "alone (--batch-invariant trades speed for equality).");
     return table;
 }
 
@@ -102,6 +111,7 @@ ServeLab::Result ServeLab::run(LabContext& lab, const Request& request, const Jo
     loopOptions.maxWaiting = request.maxWaiting;
     loopOptions.contextTokens = request.contextTokens;
     loopOptions.heldSequences = request.slotCount;
+    loopOptions.batchInvariant = request.batchInvariant;
     OpenAiServerOptions serverOptions;
     serverOptions.host = request.host;
     serverOptions.port = request.port;

@@ -26,6 +26,7 @@ struct ServeRequest {
     std::uint32_t slotCount = 8;
     std::uint32_t maxWaiting = 64;
     std::uint32_t contextTokens = 512; // positions per request (prompt + max_tokens)
+    bool batchInvariant = false;       // ServingLoopOptions::batchInvariant
     std::chrono::milliseconds snapshotEvery{250};
     // > 0: the job itself submits this many greedy requests (two prompts in turn, so later
     // ones share the earlier ones' blocks) to the loop, and ends when they are done (the

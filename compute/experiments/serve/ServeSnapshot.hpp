@@ -39,6 +39,7 @@ struct ServeSnapshot {
     KvBlockSnapshot blocks;
     std::vector<ServeRequestRow> requests; // by id
     ServeMetrics metrics;
+    bool batchInvariant = false; // ServingLoopOptions::batchInvariant
 };
 
 } // namespace inferscope::compute::experiments

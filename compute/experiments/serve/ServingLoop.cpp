@@ -111,6 +111,8 @@ ServingLoop::ServingLoop(Engine& engine, const models::Tokenizer& tokenizer,
         std::min(cache.maxPositionsPerSequence(), cache.capacityBlocks() * cache.blockSize());
     contextTokens_ = options_.contextTokens ? std::min(options_.contextTokens, limit) : limit;
     engine_.reset();
+    engineWasBatchInvariant_ = engine_.batchInvariant();
+    engine_.setBatchInvariant(options_.batchInvariant);
     slotHolders_.assign(options_.slotCount, -1);
     metrics_.slotCount = options_.slotCount;
     publish();
@@ -119,6 +121,7 @@ ServingLoop::ServingLoop(Engine& engine, const models::Tokenizer& tokenizer,
 
 ServingLoop::~ServingLoop() {
     stop();
+    engine_.setBatchInvariant(engineWasBatchInvariant_);
 }
 
 std::uint32_t ServingLoop::blocksFor(std::uint32_t positions) const {
@@ -493,6 +496,7 @@ void ServingLoop::publish() {
     snapshot->step = metrics_.steps;
     snapshot->uptimeSeconds = secondsSinceStart();
     snapshot->slotRequests = slotHolders_;
+    snapshot->batchInvariant = options_.batchInvariant;
     const auto& cache = engine_.kvCache();
     const auto now = Clock::now();
     std::vector<ServeRequestRow> rows = finishedRows_;

@@ -33,6 +33,9 @@ struct ServingLoopOptions {
     // first when blocks or sequences run short. Capped by the engine's sequence limit.
     std::uint32_t heldSequences = 8;
     std::uint32_t finishedRows = 256; // finished requests kept in the snapshot
+    // Each request's tokens independent of the requests stepped beside it (greedy answers equal
+    // the request served alone): EngineOptions::batchInvariant while the loop serves.
+    bool batchInvariant = false;
 };
 
 // submit() when the waiting queue is full (an HTTP 429).
@@ -94,6 +97,7 @@ private:
     double secondsSinceStart() const;
 
     Engine& engine_;
+    bool engineWasBatchInvariant_ = false; // given back at the end
     const models::Tokenizer& tokenizer_;
     ServingLoopOptions options_;
     std::uint32_t contextTokens_ = 0;
