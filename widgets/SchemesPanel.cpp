@@ -322,6 +322,14 @@ void SchemesPanel::rebuild() {
         setSummary(tr("Tick schemes, then measure their weight errors or their quality."));
         return;
     }
+    // Perplexities differ by noise of the text as well as by scheme: the caption is the last
+    // run's paired verdict (compute/experiments/quantization/PerplexityTies), never a bare
+    // minimum. Weight errors are exact, so their extremes are.
+    const auto* ranking = compute::findTable(qualityTables_, "quality-ranking");
+    if (perplexity && ranking && !ranking->notes.empty()) {
+        setSummary(tr("Perplexity: %1").arg(QString::fromStdString(ranking->notes.front())));
+        return;
+    }
     auto best = std::min_element(values.begin(), values.end()) - values.begin();
     auto worst = std::max_element(values.begin(), values.end()) - values.begin();
     QLocale locale;

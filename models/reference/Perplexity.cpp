@@ -55,7 +55,9 @@ PerplexityResult computePerplexity(std::span<const std::int32_t> tokens, std::ui
             const float maxLogit = *std::max_element(row, row + vocabSize);
             double sum = 0.0;
             for (std::size_t i = 0; i < vocabSize; ++i) sum += std::exp(double(row[i] - maxLogit));
-            chunkNll += std::log(sum) - double(row[target] - maxLogit);
+            const double nll = std::log(sum) - double(row[target] - maxLogit);
+            result.tokenNll.push_back(nll);
+            chunkNll += nll;
         }
         const std::size_t scored = ctx - 1 - first;
         totalNll += chunkNll;

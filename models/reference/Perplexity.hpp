@@ -30,6 +30,8 @@ struct PerplexityResult {
     std::uint64_t scoredTokens = 0; // chunks * (context - 1 - context / 2)
     std::uint32_t chunks = 0;
     std::vector<double> chunkMeanNll; // per chunk, for charts
+    // Per scored token, in order: what two runs over the same text are compared on (paired).
+    std::vector<double> tokenNll;
 };
 
 // Throws std::invalid_argument when there is not one full chunk to score, the context is

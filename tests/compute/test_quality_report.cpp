@@ -167,7 +167,7 @@ private slots:
             inputs.battery.push_back({ids, {decodeIds(result.generatedIds)}});
         }
         const auto tables = qualityReport(store, inputs, factory);
-        QCOMPARE(tables.size(), std::size_t(1));
+        QCOMPARE(tables.size(), std::size_t(2)); // the quality table and its ranking
         const Table& t = tables[0];
         QCOMPARE(t.rows.size(), std::size_t(3));
         QCOMPARE(t.number(0, "bits/weight"), 32.0);
@@ -198,6 +198,24 @@ private slots:
                                           return backend->appendAllLogits(window);
                                       });
         QCOMPARE(t.number(0, "perplexity"), direct.perplexity);
+        QCOMPARE(direct.tokenNll.size(), std::size_t(direct.scoredTokens));
+        double sum = 0;
+        for (double nll : direct.tokenNll) sum += nll;
+        QVERIFY(std::fabs(sum / double(direct.tokenNll.size()) - direct.meanNll) < 1e-12);
+        // The ranking: the same perplexities, the lowest called so, the rest measured from it.
+        const Table& ranking = tables[1];
+        QCOMPARE(ranking.id, std::string("quality-ranking"));
+        QCOMPARE(ranking.rows.size(), std::size_t(3));
+        std::size_t lowest = 0;
+        for (std::size_t r = 0; r < 3; ++r) {
+            QCOMPARE(ranking.number(r, "perplexity"), t.number(r, "perplexity"));
+            if (t.number(r, "perplexity") < t.number(lowest, "perplexity")) lowest = r;
+            QVERIFY(ranking.number(r, "above lowest") >= -1e-9);
+            QVERIFY(ranking.number(r, "noise (95%)") >= 0);
+        }
+        QCOMPARE(std::get<std::string>(ranking.at(lowest, "verdict")), std::string("lowest"));
+        QCOMPARE(ranking.number(lowest, "above lowest"), 0.0);
+        QVERIFY(!ranking.notes.empty());
     }
 };
 

@@ -4,6 +4,7 @@
 #include "models/formats/StrictJson.hpp"
 
 #include "compute/engine/Generation.hpp"
+#include "compute/experiments/quantization/PerplexityTies.hpp"
 #include "compute/experiments/quantization/WeightReport.hpp"
 #include "models/formats/TextFile.hpp"
 #include "models/reference/Perplexity.hpp"
@@ -189,7 +190,9 @@ std::vector<Table> qualityReport(const models::WeightStore& weights, const Quali
     table.title = "Quality per scheme (projection matrices quantized, " +
                   groupThousands(std::int64_t(parameters)) + " parameters)";
     table.addColumn("scheme").addColumn("bits/weight", "", 3);
-    if (!inputs.perplexityTokens.empty()) table.addColumn("perplexity", "", 2);
+    const bool measurePerplexity = !inputs.perplexityTokens.empty();
+    if (measurePerplexity) table.addColumn("perplexity", "", 2);
+    std::vector<SchemePerplexity> perplexities;
     if (runBattery)
         for (float penalty : inputs.repeatPenalties) table.addColumn(penaltyName(penalty), "", 0);
     if (!reference.empty())
@@ -222,6 +225,7 @@ std::vector<Table> qualityReport(const models::WeightStore& weights, const Quali
                                               return backend->appendAllLogits(window);
                                           });
             row.emplace_back(result.perplexity);
+            perplexities.push_back({scheme.name(), result.perplexity, result.tokenNll});
             progress(scheme.name() + ": perplexity " + std::to_string(result.perplexity));
         }
         if (runBattery)
@@ -271,7 +275,7 @@ std::vector<Table> qualityReport(const models::WeightStore& weights, const Quali
         }
         table.addRow(std::move(row));
     }
-    if (!inputs.perplexityTokens.empty())
+    if (measurePerplexity)
         table.notes.push_back(
             "perplexity over " + std::to_string(inputs.perplexityTokens.size()) +
             " tokens, windows of " + std::to_string(inputs.context) +
@@ -283,7 +287,8 @@ std::vector<Table> qualityReport(const models::WeightStore& weights, const Quali
     if (!reference.empty())
         table.notes.push_back("agreement: the scheme's greedy choice at each of the full-precision "
                               "model's own greedy tokens, given the same prefix");
-    return {table};
+    if (!measurePerplexity) return {table};
+    return {table, perplexityRankingTable(perplexities)};
 }
 
 } // namespace inferscope::compute::experiments
