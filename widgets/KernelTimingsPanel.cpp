@@ -91,13 +91,24 @@ void KernelTimingsPanel::rebuild() {
             kernels.emplace_back(k.kernel, mean);
         }
         QLocale locale;
-        QString text = tr("Mean decode step over %1 steps: %2 µs of GPU time in %3 kernels "
+        // The step-to-step spread of the whole step's GPU time, where the run kept it.
+        QString spread;
+        const auto& perStep = run_->decodeStepGpuMicroseconds;
+        if (perStep.size() >= 2) {
+            double mean = 0, squares = 0;
+            for (double us : perStep) mean += us / double(perStep.size());
+            for (double us : perStep) squares += (us - mean) * (us - mean);
+            spread = tr(" ± %1").arg(
+                locale.toString(std::sqrt(squares / double(perStep.size() - 1)), 'f', 0));
+        }
+        QString text = tr("Mean decode step over %1 steps: %2%6 µs of GPU time in %3 kernels "
                           "(the last step alone: %4 µs); the matrix kernels %5%")
                            .arg(steps)
                            .arg(locale.toString(total, 'f', 0))
                            .arg(run_->decodeKernels.size())
                            .arg(locale.toString(last, 'f', 0))
-                           .arg(locale.toString(total > 0 ? 100 * matrices / total : 0.0, 'f', 0));
+                           .arg(locale.toString(total > 0 ? 100 * matrices / total : 0.0, 'f', 0))
+                           .arg(spread);
         // The bandwidth claim needs both figures from this run; without them it is left out.
         const auto use = compute::experiments::matrixBandwidthUse(kernels, run_->decodeWeightBytes,
                                                                   run_->readBytesPerSecond);

@@ -23,6 +23,9 @@ void RunRecord::apply(const RunDelta& delta) {
     kvSamples.insert(kvSamples.end(), part.kvSamples.begin(), part.kvSamples.end());
     if (!part.decodeKernels.empty()) decodeKernels = part.decodeKernels;
     addKernelTimes(decodeKernelsTotal, part.decodeKernelsTotal);
+    decodeStepGpuMicroseconds.insert(decodeStepGpuMicroseconds.end(),
+                                     part.decodeStepGpuMicroseconds.begin(),
+                                     part.decodeStepGpuMicroseconds.end());
     generatedTokens = part.generatedTokens;
     if (!part.kvUsedPerLayer.empty()) kvUsedPerLayer = part.kvUsedPerLayer;
     if (!part.kvAllocatedPerLayer.empty()) kvAllocatedPerLayer = part.kvAllocatedPerLayer;

@@ -54,6 +54,8 @@ struct RunRecord {
     // Per-kernel GPU time of the prefill and of the last decode step (profiling on only), and
     // summed over every decode step.
     std::vector<KernelTime> prefillKernels, decodeKernels, decodeKernelsTotal;
+    // Each profiled decode step's GPU time, all kernels together (its spread over the run).
+    std::vector<double> decodeStepGpuMicroseconds;
     // For the kernel panel's bandwidth figure (0: not known for this run): the weight bytes
     // the matrix kernels read in one decode step, and the device's measured read bandwidth.
     std::uint64_t decodeWeightBytes = 0;

@@ -41,9 +41,13 @@ void RunRecorder::tokenArrived(std::size_t index, double seconds, const StepProb
         part.stepSeconds.push_back(seconds);
         if (probes) {
             record_.decodeKernels = probes->kernels;
-            addKernelTimes(record_.decodeKernelsTotal, probes->kernels);
+            addStepKernelTimes(record_.decodeKernelsTotal, probes->kernels);
             part.decodeKernels = probes->kernels;
-            addKernelTimes(part.decodeKernelsTotal, probes->kernels);
+            addStepKernelTimes(part.decodeKernelsTotal, probes->kernels);
+            double gpu = 0;
+            for (const auto& kernel : probes->kernels) gpu += kernel.microseconds;
+            record_.decodeStepGpuMicroseconds.push_back(gpu);
+            part.decodeStepGpuMicroseconds.push_back(gpu);
         }
     }
     // The backend holds the prompt and the tokens before this one.

@@ -153,6 +153,18 @@ private slots:
                 QVERIFY(!streamed.decodeKernelsTotal.empty());
                 for (const auto& kernel : streamed.decodeKernelsTotal)
                     QVERIFY(kernel.dispatches > 0 && kernel.microseconds > 0);
+                // Each record counts one entry per profiled decode step, so a spread over them.
+                const compute::RunRecord* records[] = {&streamed, final.get()};
+                for (const auto* record : records) {
+                    for (const auto& kernel : record->decodeKernelsTotal) {
+                        QCOMPARE(std::size_t(kernel.steps), record->stepSeconds.size());
+                        QVERIFY(kernel.squaredStepMicroseconds > 0);
+                    }
+                    QCOMPARE(record->decodeStepGpuMicroseconds.size(), record->stepSeconds.size());
+                }
+                for (std::size_t i = 0; i < streamed.decodeStepGpuMicroseconds.size(); ++i)
+                    QCOMPARE(streamed.decodeStepGpuMicroseconds[i],
+                             final->decodeStepGpuMicroseconds[i]);
             }
         }
     }

@@ -46,7 +46,8 @@ Table kernelTimingsTable(const RunRecord& run) {
         .addColumn("decode dispatches")
         .addColumn("decode step", "us", 1)
         .addColumn("decode share", "%", 1)
-        .addColumn("decode mean", "us", 1);
+        .addColumn("decode mean", "us", 1)
+        .addColumn("decode sd", "us", 1);
     // Kernels in the order the step runs them: the decode step's order, then prefill-only ones.
     std::vector<std::string> order;
     for (const auto* list : {&run.decodeKernels, &run.prefillKernels})
@@ -73,8 +74,14 @@ Table kernelTimingsTable(const RunRecord& run) {
         t.addRow({name, std::int64_t{prefill->dispatches}, prefill->microseconds,
                   std::int64_t{decode->dispatches}, decode->microseconds,
                   decodeTotal > 0 ? 100.0 * decode->microseconds / decodeTotal : 0.0,
-                  total && decodeSteps > 0 ? Cell(total->microseconds / decodeSteps) : Cell{}});
+                  total && decodeSteps > 0 ? Cell(total->microseconds / decodeSteps) : Cell{},
+                  total && total->steps >= 2 ? Cell(total->stepStandardDeviation()) : Cell{}});
     }
+    if (!run.decodeKernelsTotal.empty() && run.stepSeconds.size() >= 2)
+        t.notes.push_back("decode mean and sd: over the run's " +
+                          std::to_string(run.stepSeconds.size()) +
+                          " decode steps (sd: the step-to-step spread); kernels whose means "
+                          "differ by less than their spread are not ranked by one run");
     return t;
 }
 
