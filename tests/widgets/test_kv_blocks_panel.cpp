@@ -1,9 +1,11 @@
 // KvBlocksPanel over the block map of a KV cache built by hand (compute/engine/KvCache is
-// pure bookkeeping): one square per block in the owner's, shared or free series, a mark on
-// each partly filled last block, snapshots switchable, the scheduler's own tables left out,
-// and PNG/SVG/CSV/JSON export through ChartExport.
+// pure bookkeeping): one pool cell per physical block, shared blocks hatched with their
+// reference count written, partly filled blocks with a dotted tail, the block tables equal to
+// the cache's and pointing at the pool cells they hold, snapshots switchable, the scheduler's
+// own tables left out, and PNG/SVG/CSV/JSON export through ChartExport.
 #include "compute/experiments/serving/KvBlockMap.hpp"
 #include "widgets/ChartExport.hpp"
+#include "widgets/KvBlocksFigure.hpp"
 #include "widgets/KvBlocksPanel.hpp"
 #include "widgets/TableModel.hpp"
 
@@ -12,6 +14,7 @@
 #include <QImage>
 #include <QTemporaryDir>
 #include <QtTest>
+#include <algorithm>
 
 using namespace inferscope;
 using namespace inferscope::compute;
@@ -43,7 +46,8 @@ private slots:
     void drawsEveryBlockOnce() {
         KvBlocksPanel panel;
         QVERIFY(!panel.hasData());
-        auto tables = kvBlockMapTables(handBuiltSnapshots());
+        const auto snapshots = handBuiltSnapshots();
+        auto tables = kvBlockMapTables(snapshots);
         Table policies;
         policies.id = "scheduler-policies"; // the Scheduler panel's, not this one's
         tables.insert(tables.begin(), policies);
@@ -52,40 +56,80 @@ private slots:
         QVERIFY(findTable(panel.dataTables(), "scheduler-policies") == nullptr);
         QCOMPARE(panel.snapshotBox()->count(), 2);
         QCOMPARE(panel.snapshot(), 0);
+        QVERIFY(panel.hasData());
 
-        auto count = [&](int series) { return int(panel.seriesPoints(series).size()); };
-        QCOMPARE(count(KvBlocksPanel::Shared), 2);
-        QCOMPARE(count(KvBlocksPanel::FirstOwner + 0), 1); // request 1's own block 2
-        QCOMPARE(count(KvBlocksPanel::FirstOwner + 1), 1); // request 2's own block 3
-        QCOMPARE(count(KvBlocksPanel::Free), 12);
-        QCOMPARE(count(KvBlocksPanel::PartlyFilled), 2);
-        int squares = 0;
-        for (int s = KvBlocksPanel::FirstOwner; s <= KvBlocksPanel::Free; ++s)
-            if (s != KvBlocksPanel::PartlyFilled) squares += count(s);
-        QCOMPARE(squares, 16);
-        // The partly filled marks sit on the owners' squares.
-        for (const auto& p : panel.seriesPoints(KvBlocksPanel::PartlyFilled)) {
-            const bool onOwner = panel.seriesPoints(KvBlocksPanel::FirstOwner).contains(p) ||
-                                 panel.seriesPoints(KvBlocksPanel::FirstOwner + 1).contains(p);
-            QVERIFY(onOwner);
+        // One cell per physical block, in block order.
+        const auto* figure = panel.figure();
+        const auto& cells = figure->poolCells();
+        QCOMPARE(cells.size(), std::size_t(16));
+        for (std::size_t b = 0; b < cells.size(); ++b) QCOMPARE(cells[b].block, int(b));
+        QVERIFY(figure->poolColumns() >= 8);
+        auto count = [&](auto predicate) {
+            return int(std::count_if(cells.begin(), cells.end(), predicate));
+        };
+        // Blocks 0-1 shared by the fork: hatched, their reference count written.
+        QCOMPARE(count([](const KvPoolCell& c) { return c.references == 2; }), 2);
+        for (const auto& c : cells) {
+            if (c.references > 1) {
+                QCOMPARE(KvBlocksFigure::poolText(c), QString::number(c.references));
+                QCOMPARE(figure->patternOf(c).style(), Qt::DiagCrossPattern);
+            } else {
+                QVERIFY(KvBlocksFigure::poolText(c).isEmpty());
+            }
+            if (c.references == 0) QCOMPARE(figure->fillOf(c).style(), Qt::NoBrush);
         }
+        QCOMPARE(count([](const KvPoolCell& c) { return c.references == 0; }), 12);
+        // Blocks 2 and 3, each its sequence's partly filled last block: a dotted tail.
+        QCOMPARE(count([](const KvPoolCell& c) { return c.references == 1 && c.fill < 1; }), 2);
+        for (const auto& c : cells)
+            if (c.references == 1 && c.fill < 1)
+                QCOMPARE(figure->patternOf(c).style(), Qt::Dense6Pattern);
+
+        // The block tables are the engine's, and point at pool cells that they hold.
+        const auto& rows = figure->tableRows();
+        QCOMPARE(rows.size(), snapshots[0].sequences.size());
+        for (std::size_t r = 0; r < rows.size(); ++r) {
+            const auto& sequence = snapshots[0].sequences[r];
+            QCOMPARE(rows[r].owner, QString::fromStdString(sequence.owner));
+            QCOMPARE(rows[r].slot, sequence.slot);
+            QCOMPARE(rows[r].blocks.size(), sequence.blocks.size());
+            for (std::size_t i = 0; i < rows[r].blocks.size(); ++i) {
+                QCOMPARE(rows[r].blocks[i], int(sequence.blocks[i]));
+                const auto& cell = cells.at(std::size_t(rows[r].blocks[i]));
+                QVERIFY(cell.references >= 1);
+                if (cell.references == 1) {
+                    QCOMPARE(cell.owner, int(r));
+                    QCOMPARE(figure->fillOf(cell).color(), figure->rowColour(int(r)));
+                }
+            }
+        }
+        QCOMPARE(rows[0].blocks.front(), rows[1].blocks.front()); // the shared prefix
+        QVERIFY(figure->rowColour(0) != figure->rowColour(1));
         QVERIFY(panel.summaryText().contains("4 of 16 blocks"));
         QCOMPARE(panel.mapModel()->rowCount(), 2);
 
         panel.setSnapshot(1); // request 3: two full blocks of its own
-        QCOMPARE(count(KvBlocksPanel::FirstOwner + 2), 2);
-        QCOMPARE(count(KvBlocksPanel::Free), 10);
-        QCOMPARE(count(KvBlocksPanel::PartlyFilled), 2);
+        QCOMPARE(figure->tableRows().size(), std::size_t(3));
+        QCOMPARE(figure->tableRows()[2].blocks.size(), std::size_t(2));
+        for (int block : figure->tableRows()[2].blocks) {
+            QCOMPARE(figure->poolCells().at(std::size_t(block)).owner, 2);
+            QCOMPARE(figure->poolCells().at(std::size_t(block)).fill, 1.0);
+        }
+        QCOMPARE(int(std::count_if(figure->poolCells().begin(), figure->poolCells().end(),
+                                   [](const KvPoolCell& c) { return c.references == 0; })),
+                 10);
         QVERIFY(panel.summaryText().startsWith("later"));
 
         panel.clear();
         QVERIFY(!panel.hasData());
         QCOMPARE(panel.snapshotBox()->count(), 0);
+        QVERIFY(panel.figure()->poolCells().empty());
     }
 
     void exportsLikeTheOthers() {
         KvBlocksPanel panel;
-        panel.resize(800, 600);
+        panel.setPresentationScale(1.5);
+        panel.resize(1200, 700);
         panel.setTables(kvBlockMapTables(handBuiltSnapshots()));
         QTemporaryDir dir;
         QString error;
