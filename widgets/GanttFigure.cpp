@@ -128,8 +128,8 @@ int GanttFigure::stepTick(double axisWidth) const {
                 return decade * factor;
 }
 
-void GanttFigure::paintPlot(QPainter& painter, const QRectF& area) {
-    if (groups_.empty()) return;
+double GanttFigure::paintPlot(QPainter& painter, const QRectF& area) {
+    if (groups_.empty()) return area.top();
     const QFont tickFont = scaledFont(0.9), titleFont = scaledFont(1.0),
                 headerFont = scaledFont(0.95, true), barFont = scaledFont(0.8);
     const QFontMetricsF ticks(tickFont), titles(titleFont), headers(headerFont);
@@ -144,8 +144,8 @@ void GanttFigure::paintPlot(QPainter& painter, const QRectF& area) {
     const double headerHeight = headers.height() * 1.3;
     const QRectF plot(area.left() + left, area.top(), area.width() - left, area.height() - bottom);
     double rowHeight = (plot.height() - headerHeight * double(groups_.size())) / rows;
-    rowHeight = std::min(rowHeight, titles.height() * 2.5);
-    if (rowHeight <= 1 || plot.width() <= 1) return;
+    rowHeight = std::min(rowHeight, titles.height() * 3.0);
+    if (rowHeight <= 1 || plot.width() <= 1) return area.top();
     const double span = std::max(steps_, 1);
     auto x = [&](double step) { return plot.left() + step * plot.width() / span; };
 
@@ -229,6 +229,7 @@ void GanttFigure::paintPlot(QPainter& painter, const QRectF& area) {
     painter.drawText(QRectF(-length / 2, 0, length, titles.height() * 1.2), Qt::AlignCenter,
                      tr("slot"));
     painter.restore();
+    return plotBottom + bottom;
 }
 
 } // namespace inferscope::widgets

@@ -47,7 +47,7 @@ public:
     int stepTick(double axisWidth) const;
 
 protected:
-    void paintPlot(QPainter& painter, const QRectF& area) override;
+    double paintPlot(QPainter& painter, const QRectF& area) override;
 
 private:
     void colourRequests();

@@ -140,8 +140,8 @@ void KvBlocksFigure::paintCell(QPainter& painter, const QRectF& rect, const KvPo
     painter.drawText(inner, Qt::AlignCenter, label);
 }
 
-void KvBlocksFigure::paintPlot(QPainter& painter, const QRectF& area) {
-    if (cells_.empty()) return;
+double KvBlocksFigure::paintPlot(QPainter& painter, const QRectF& area) {
+    if (cells_.empty()) return area.top();
     const QFont labelFont = scaledFont(0.9), headerFont = scaledFont(0.95, true),
                 numberFont = scaledFont(0.75);
     const QFontMetricsF labels(labelFont), headers(headerFont), numbers(numberFont);
@@ -234,6 +234,7 @@ void KvBlocksFigure::paintPlot(QPainter& painter, const QRectF& area) {
                           poolAt.y() + (c.block / columns) * cell, cell, cell);
         paintCell(painter, rect, c, poolText(c), numberFont);
     }
+    return std::max(tablesAt.y() + tableRows * cell, poolAt.y() + poolRows * cell);
 }
 
 } // namespace inferscope::widgets

@@ -46,7 +46,7 @@ public:
     QBrush patternOf(const KvPoolCell& cell) const;
 
 protected:
-    void paintPlot(QPainter& painter, const QRectF& area) override;
+    double paintPlot(QPainter& painter, const QRectF& area) override;
 
 private:
     // One block as a cell (pool or block table), with `text` written in it.

@@ -66,9 +66,37 @@ QColor PaintedFigure::gridColour() const {
 }
 
 void PaintedFigure::fillRect(QPainter& painter, const QRectF& rect, const QBrush& fill,
-                             const QBrush& pattern) {
+                             const QBrush& pattern) const {
     if (fill.style() != Qt::NoBrush) painter.fillRect(rect, fill);
-    if (pattern.style() != Qt::NoBrush) painter.fillRect(rect, pattern);
+    const auto style = pattern.style();
+    if (style == Qt::NoBrush || rect.isEmpty()) return;
+    if (style == Qt::SolidPattern) {
+        painter.fillRect(rect, pattern);
+        return;
+    }
+    const double scale = panel_->presentationScale();
+    const double gap = 6.0 * scale;
+    painter.save();
+    painter.setPen(QPen(pattern.color(), std::max(1.0, scale * 0.8)));
+    const double l = rect.left(), r = rect.right(), t = rect.top(), b = rect.bottom();
+    // Each line cut to the rectangle by hand: SVG output has no clipping to lean on.
+    if (style == Qt::BDiagPattern || style == Qt::DiagCrossPattern) // x + y = c
+        for (double c = l + t + gap / 2; c < r + b; c += gap) {
+            const double x0 = std::max(l, c - b), x1 = std::min(r, c - t);
+            if (x1 > x0) painter.drawLine(QPointF(x0, c - x0), QPointF(x1, c - x1));
+        }
+    if (style == Qt::FDiagPattern || style == Qt::DiagCrossPattern) // y - x = c
+        for (double c = t - r + gap / 2; c < b - l; c += gap) {
+            const double x0 = std::max(l, t - c), x1 = std::min(r, b - c);
+            if (x1 > x0) painter.drawLine(QPointF(x0, x0 + c), QPointF(x1, x1 + c));
+        }
+    if (style != Qt::BDiagPattern && style != Qt::FDiagPattern && style != Qt::DiagCrossPattern) {
+        const double dot = std::max(1.0, scale);
+        for (double y = t + gap / 3; y + dot <= b; y += gap / 1.5)
+            for (double x = l + gap / 3; x + dot <= r; x += gap / 1.5)
+                painter.fillRect(QRectF(x, y, dot, dot), pattern.color());
+    }
+    painter.restore();
 }
 
 double PaintedFigure::legendHeight(double width) const {
@@ -128,11 +156,15 @@ void PaintedFigure::paintEvent(QPaintEvent*) {
                      panel_->title());
     area.setTop(area.top() + titleHeight);
     const double legend = legendHeight(area.width());
-    const QRectF legendArea(area.left(), area.bottom() - legend, area.width(), legend);
-    area.setBottom(area.bottom() - legend - kMargin / 2);
+    const double bottom = area.bottom();
+    area.setBottom(area.bottom() - legend - kMargin);
     painter.setRenderHint(QPainter::TextAntialiasing);
-    if (area.height() > 0 && area.width() > 0) paintPlot(painter, area);
-    paintLegend(painter, legendArea);
+    double end = area.bottom();
+    if (area.height() > 0 && area.width() > 0)
+        end = std::clamp(paintPlot(painter, area), area.top(), area.bottom());
+    // Right under the plot, so a plot that needs less height keeps its legend in reach.
+    paintLegend(painter, QRectF(area.left(), std::min(end + kMargin, bottom - legend), area.width(),
+                                legend));
 }
 
 // ---- ChartPanel's side ------------------------------------------------------------------

@@ -36,7 +36,8 @@ public:
     static QColor textOn(const QColor& fill);
 
 protected:
-    virtual void paintPlot(QPainter& painter, const QRectF& area) = 0;
+    // Paints the plot inside area; returns where it ended (the legend follows it).
+    virtual double paintPlot(QPainter& painter, const QRectF& area) = 0;
     void paintEvent(QPaintEvent* event) override;
 
     // The application's font at the panel's presentation scale, times factor.
@@ -45,9 +46,12 @@ protected:
     QColor textColour() const;
     QColor backgroundColour() const;
     QColor gridColour() const;
-    // Swatch and outline drawing shared by the plots: fill, then the pattern over it.
-    static void fillRect(QPainter& painter, const QRectF& rect, const QBrush& fill,
-                         const QBrush& pattern);
+    // Fill, then the pattern over it: diagonal lines (BDiagPattern rising, FDiagPattern
+    // falling, DiagCrossPattern both) or dots (any other pattern), drawn as lines and points
+    // in the pattern's colour, spaced by the presentation scale, so they survive SVG (which
+    // has no Qt brush patterns) and a black-and-white print.
+    void fillRect(QPainter& painter, const QRectF& rect, const QBrush& fill,
+                  const QBrush& pattern) const;
 
 private:
     // The legend's height at this width (rows of swatch + text, wrapped).

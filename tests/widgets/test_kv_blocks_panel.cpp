@@ -38,6 +38,17 @@ std::vector<KvBlockSnapshot> handBuiltSnapshots() {
     snapshots.push_back(snapshotKvCache(cache, "later", 1, 3, 32, ownerOf));
     return snapshots;
 }
+
+// The size the lab shows: 256 blocks of 16 positions, eight sequences of a skewed mix, two of
+// them forked from a third's prompt.
+std::vector<KvBlockSnapshot> chapterSizedSnapshot() {
+    KvCache cache(2, 1, 4, 16, 256, 16, 16);
+    const std::uint32_t lengths[] = {239, 21, 70, 9, 130, 44, 17};
+    for (std::uint32_t i = 0; i < 7; ++i) cache.reserve(i + 1, lengths[i]);
+    cache.forkPrefix(3, 8);
+    cache.reserve(8, 75);
+    return {snapshotKvCache(cache, "continuous step 41 (peak blocks)", 40, 8, 4096, ownerOf)};
+}
 } // namespace
 
 class KvBlocksPanelTest : public QObject {
@@ -130,11 +141,18 @@ private slots:
         KvBlocksPanel panel;
         panel.setPresentationScale(1.5);
         panel.resize(1200, 700);
-        panel.setTables(kvBlockMapTables(handBuiltSnapshots()));
+        panel.setTables(kvBlockMapTables(chapterSizedSnapshot()));
+        QCOMPARE(panel.figure()->poolCells().size(), std::size_t(256));
+        QCOMPARE(panel.figure()->tableRows().size(), std::size_t(8));
         QTemporaryDir dir;
         QString error;
         const auto files = ChartExport::exportAll(panel, QDir(dir.filePath("out")), &error);
         QVERIFY2(error.isEmpty(), qPrintable(error));
+        // A copy to look at, beside the test (build/tests/artifacts).
+        QDir artifacts(QCoreApplication::applicationDirPath());
+        artifacts.mkpath("artifacts");
+        QVERIFY(ChartExport::writePng(panel, artifacts.filePath("artifacts/panel-kv-blocks.png"))
+                    .isEmpty());
         for (const char* name : {"kv-blocks.png", "kv-blocks.svg", "kv-blocks.csv",
                                  "kv-blocks.json", "kv-blocks-kv-block-cells.csv"})
             QVERIFY2(QFile::exists(dir.filePath(QString("out/") + name)), name);

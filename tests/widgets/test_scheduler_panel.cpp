@@ -188,6 +188,11 @@ private slots:
         QString error;
         const auto files = ChartExport::exportAll(panel, QDir(dir.filePath("out")), &error);
         QVERIFY2(error.isEmpty(), qPrintable(error));
+        // A copy to look at, beside the test (build/tests/artifacts).
+        QDir artifacts(QCoreApplication::applicationDirPath());
+        artifacts.mkpath("artifacts");
+        QVERIFY(ChartExport::writePng(panel, artifacts.filePath("artifacts/panel-scheduler.png"))
+                    .isEmpty());
         for (const char* name : {"scheduler.png", "scheduler.svg", "scheduler.csv",
                                  "scheduler.json", "scheduler-scheduler-timeline.csv"})
             QVERIFY2(QFile::exists(dir.filePath(QString("out/") + name)), name);
