@@ -14,11 +14,11 @@ const QColor kPaddingHatch(0x40, 0x40, 0x40);
 
 QString groupHeader(const GanttFigure::Group& group, int steps) {
     const QString lead = group.policy == QLatin1String("static")
-                             ? GanttFigure::tr("static batching: a group keeps its slots until "
-                                               "its longest request is done")
+                             ? GanttFigure::tr("static: a group holds its slots until its "
+                                               "longest is done")
                          : group.policy == QLatin1String("continuous")
-                             ? GanttFigure::tr("continuous batching: a freed slot takes the "
-                                               "next request")
+                             ? GanttFigure::tr("continuous: a freed slot takes the next "
+                                               "request")
                              : group.policy;
     return GanttFigure::tr("%1 (%2 steps)").arg(lead).arg(steps);
 }
@@ -38,6 +38,7 @@ void GanttFigure::clear() {
     colourIndex_.clear();
     steps_ = 0;
     update();
+    emit timelineChanged();
 }
 
 void GanttFigure::setTimeline(const compute::Table& timeline) {
@@ -69,6 +70,7 @@ void GanttFigure::setTimeline(const compute::Table& timeline) {
     }
     colourRequests();
     update();
+    emit timelineChanged();
 }
 
 void GanttFigure::colourRequests() {

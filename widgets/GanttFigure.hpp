@@ -46,6 +46,10 @@ public:
     // The tick interval of the step axis at this width (1, 2, 5, 10, 20, 50, ...).
     int stepTick(double axisWidth) const;
 
+signals:
+    // The bars changed (a partial timeline or a result drawn, or cleared).
+    void timelineChanged();
+
 protected:
     double paintPlot(QPainter& painter, const QRectF& area) override;
 

@@ -168,27 +168,32 @@ double KvBlocksFigure::paintPlot(QPainter& painter, const QRectF& area) {
         std::min((area.width() - std::max(ownerWidth, poolLabelWidth)) / std::max(logical, columns),
                  (area.height() - 2 * (header + ticks)) / (tableRows + poolRows));
     const bool across = sideBySide >= stacked;
-    const double cell =
-        std::min(std::max(across ? sideBySide : stacked, 2.0), labels.height() * 2.4);
+    double cell = std::min(std::max(across ? sideBySide : stacked, 2.0), labels.height() * 2.4);
+    const QString tablesHeader = tr("block tables: logical block -> physical block");
+    const QString poolHeader = tr("physical blocks: %1").arg(cells_.size());
+    // Side by side, the block tables are at least as wide as their header.
+    const double tablesWidth =
+        across ? std::max(ownerWidth + logical * cell, headers.horizontalAdvance(tablesHeader)) : 0;
+    if (across)
+        cell = std::max(
+            2.0, std::min(cell, (area.width() - tablesWidth - gap - poolLabelWidth) / columns));
 
     const QPointF tablesAt(area.left() + ownerWidth, area.top() + header + ticks);
     const QPointF poolAt =
-        across ? QPointF(tablesAt.x() + logical * cell + gap + poolLabelWidth, tablesAt.y())
+        across ? QPointF(area.left() + tablesWidth + gap + poolLabelWidth, tablesAt.y())
                : QPointF(area.left() + poolLabelWidth,
                          tablesAt.y() + tableRows * cell + header + ticks);
     painter.setFont(headerFont);
     painter.setPen(textColour());
-    painter.drawText(
-        QRectF(area.left(), tablesAt.y() - header - ticks, ownerWidth + logical * cell, header),
-        Qt::AlignLeft | Qt::AlignVCenter,
-        headers.elidedText(tr("block tables: logical block -> physical block"), Qt::ElideRight,
-                           across ? ownerWidth + logical * cell : area.width()));
-    painter.drawText(QRectF(poolAt.x() - poolLabelWidth, poolAt.y() - header - ticks,
-                            area.right() - poolAt.x() + poolLabelWidth, header),
+    const double tablesHeaderWidth = across ? tablesWidth : area.width();
+    painter.drawText(QRectF(area.left(), tablesAt.y() - header - ticks, tablesHeaderWidth, header),
                      Qt::AlignLeft | Qt::AlignVCenter,
-                     headers.elidedText(tr("physical blocks: %1").arg(cells_.size()),
-                                        Qt::ElideRight,
-                                        area.right() - poolAt.x() + poolLabelWidth));
+                     headers.elidedText(tablesHeader, Qt::ElideRight, tablesHeaderWidth));
+    const double poolHeaderWidth = area.right() - poolAt.x() + poolLabelWidth;
+    painter.drawText(
+        QRectF(poolAt.x() - poolLabelWidth, poolAt.y() - header - ticks, poolHeaderWidth, header),
+        Qt::AlignLeft | Qt::AlignVCenter,
+        headers.elidedText(poolHeader, Qt::ElideRight, poolHeaderWidth));
 
     // Column ticks: the logical index over the block tables, the column over the pool.
     painter.setFont(labelFont);
