@@ -10,8 +10,8 @@
 namespace inferscope::widgets {
 
 namespace {
-const QColor kSharedFill(0xB0, 0xB0, 0xB0);
-const QColor kSharedHatch(0x30, 0x30, 0x30);
+const QColor kSharedFill(0xC4, 0xC4, 0xC4);
+const QColor kSharedHatch(0x50, 0x50, 0x50);
 const QColor kTailDots(0x70, 0x70, 0x70);
 
 std::string text(const compute::Table& table, std::size_t row, const char* column) {
@@ -78,10 +78,6 @@ void KvBlocksFigure::setSnapshot(const compute::Table* blockTables, const comput
     update();
 }
 
-int KvBlocksFigure::poolColumns() const {
-    return std::max(8, int(std::ceil(std::sqrt(double(cells_.size())))));
-}
-
 QString KvBlocksFigure::poolText(const KvPoolCell& cell) {
     return cell.references > 1 ? QString::number(cell.references) : QString();
 }
@@ -129,10 +125,11 @@ void KvBlocksFigure::paintCell(QPainter& painter, const QRectF& rect, const KvPo
         return;
     painter.setFont(font);
     if (cell.references > 1 || (cell.references == 1 && cell.fill < 0.6)) {
-        // On hatching or a mostly empty cell: a plain box under the number.
-        const double w = metrics.horizontalAdvance(label) + 4, h = metrics.height();
+        // On hatching or a mostly empty cell: a light box, tight to the digits and see-through,
+        // under the number; the pattern still shows around and through it.
+        const double w = metrics.horizontalAdvance(label) + 2, h = metrics.ascent();
         const QRectF box(inner.center().x() - w / 2, inner.center().y() - h / 2, w, h);
-        painter.fillRect(box, Qt::white);
+        painter.fillRect(box, QColor(255, 255, 255, 170));
         painter.setPen(Qt::black);
     } else {
         painter.setPen(cell.references == 0 ? textColour() : textOn(fill));
@@ -145,8 +142,9 @@ double KvBlocksFigure::paintPlot(QPainter& painter, const QRectF& area) {
     const QFont labelFont = scaledFont(0.9), headerFont = scaledFont(0.95, true),
                 numberFont = scaledFont(0.75);
     const QFontMetricsF labels(labelFont), headers(headerFont), numbers(numberFont);
-    const int columns = poolColumns();
-    const int poolRows = (int(cells_.size()) + columns - 1) / columns;
+    // A near-square pool, at least 8 wide, unless another width gives larger cells.
+    const int squareColumns = std::max(8, int(std::ceil(std::sqrt(double(cells_.size())))));
+    int columns = squareColumns, chosenColumns = columns;
     int logical = 1;
     double ownerWidth = 0;
     for (const auto& r : rows_) {
@@ -155,34 +153,78 @@ double KvBlocksFigure::paintPlot(QPainter& painter, const QRectF& area) {
     }
     ownerWidth += labels.averageCharWidth();
     const double poolLabelWidth =
-        labels.horizontalAdvance(QString::number((poolRows - 1) * columns)) +
+        labels.horizontalAdvance(QString::number(std::max<int>(0, int(cells_.size()) - 1))) +
         labels.averageCharWidth();
     const double header = headers.height() * 1.3, ticks = labels.height() * 1.1;
     const double gap = labels.averageCharWidth() * 4;
     const double tableRows = std::max<double>(1.0, double(rows_.size())) * 1.15;
-    // Side by side, or the pool under the block tables: whichever gives larger cells.
-    const double sideBySide =
-        std::min((area.width() - ownerWidth - poolLabelWidth - gap) / (logical + columns),
-                 (area.height() - header - ticks) / std::max(tableRows, double(poolRows)));
-    const double stacked =
-        std::min((area.width() - std::max(ownerWidth, poolLabelWidth)) / std::max(logical, columns),
-                 (area.height() - 2 * (header + ticks)) / (tableRows + poolRows));
-    const bool across = sideBySide >= stacked;
-    double cell = std::min(std::max(across ? sideBySide : stacked, 2.0), labels.height() * 2.4);
     const QString tablesHeader = tr("block tables: logical block -> physical block");
     const QString poolHeader = tr("physical blocks: %1").arg(cells_.size());
-    // Side by side, the block tables are at least as wide as their header.
-    const double tablesWidth =
-        across ? std::max(ownerWidth + logical * cell, headers.horizontalAdvance(tablesHeader)) : 0;
-    if (across)
-        cell = std::max(
-            2.0, std::min(cell, (area.width() - tablesWidth - gap - poolLabelWidth) / columns));
+    // Side by side, or the pool under the block tables: whichever gives larger cells, with
+    // `rows` rows of the pool shown; side by side the tables are as wide as their header.
+    struct Layout {
+        bool across = true;
+        double cell = 0, tablesWidth = 0;
+    };
+    auto layoutFor = [&](int rows) {
+        const double sideBySide =
+            std::min((area.width() - ownerWidth - poolLabelWidth - gap) / (logical + columns),
+                     (area.height() - header - ticks) / std::max(tableRows, double(rows)));
+        const double stacked = std::min(
+            (area.width() - std::max(ownerWidth, poolLabelWidth)) / std::max(logical, columns),
+            (area.height() - 2 * (header + ticks)) / (tableRows + rows));
+        Layout l;
+        l.across = sideBySide >= stacked;
+        l.cell = std::min(std::max(l.across ? sideBySide : stacked, 2.0), labels.height() * 2.4);
+        if (l.across) {
+            l.tablesWidth =
+                std::max(ownerWidth + logical * l.cell, headers.horizontalAdvance(tablesHeader));
+            l.cell = std::max(
+                2.0,
+                std::min(l.cell, (area.width() - l.tablesWidth - gap - poolLabelWidth) / columns));
+        }
+        return l;
+    };
+    // Where the whole pool leaves cells too small for a number, the free rows after the last
+    // used block fold into one line that says which blocks they are; the pool's width (8, 16
+    // or 32 columns) is the one that leaves the largest cells.
+    int lastUsed = -1;
+    for (const auto& c : cells_)
+        if (c.references > 0) lastUsed = std::max(lastUsed, c.block);
+    // Legible: the widest block number in use fits a cell as paintCell writes it.
+    const double legible = std::max(
+        numbers.horizontalAdvance(QString::number(std::max(lastUsed, 0))) + 4, numbers.height());
+    int poolRows = 0, shownRows = 0;
+    Layout layout;
+    // The whole pool where some width gives legible cells (the largest such), else folded.
+    for (const bool fold : {false, true}) {
+        for (const int width : {squareColumns, 8, 16, 32}) {
+            if (width > int(cells_.size()) && width != squareColumns) continue;
+            const int rows = (int(cells_.size()) + width - 1) / width;
+            const int shown = fold ? std::min(rows, std::max(1, lastUsed / width + 2)) : rows;
+            columns = width; // layoutFor reads it
+            const Layout l = layoutFor(shown < rows ? shown + 1 : rows);
+            if (!fold && l.cell < legible) continue;
+            if (l.cell > layout.cell + 0.5) {
+                layout = l;
+                poolRows = rows;
+                shownRows = shown;
+                chosenColumns = width;
+            }
+        }
+        if (poolRows > 0) break;
+    }
+    columns = chosenColumns;
+    const bool across = layout.across;
+    const double cell = layout.cell, tablesWidth = layout.tablesWidth;
+    const double pitch = std::max(cell * 1.15, labels.height());
+    poolLayout_ = {columns, poolRows, shownRows, cell, legible};
 
     const QPointF tablesAt(area.left() + ownerWidth, area.top() + header + ticks);
     const QPointF poolAt =
         across ? QPointF(area.left() + tablesWidth + gap + poolLabelWidth, tablesAt.y())
                : QPointF(area.left() + poolLabelWidth,
-                         tablesAt.y() + tableRows * cell + header + ticks);
+                         tablesAt.y() + double(rows_.size()) * pitch + header + ticks);
     painter.setFont(headerFont);
     painter.setPen(textColour());
     const double tablesHeaderWidth = across ? tablesWidth : area.width();
@@ -212,7 +254,7 @@ double KvBlocksFigure::paintPlot(QPainter& painter, const QRectF& area) {
         if (c.block >= 0 && std::size_t(c.block) < byBlock.size())
             byBlock[std::size_t(c.block)] = &c;
     for (std::size_t r = 0; r < rows_.size(); ++r) {
-        const double y = tablesAt.y() + double(r) * cell * 1.15;
+        const double y = tablesAt.y() + double(r) * pitch;
         painter.setFont(labelFont);
         painter.setPen(textColour());
         painter.drawText(QRectF(area.left(), y, ownerWidth - labels.averageCharWidth() / 2, cell),
@@ -227,7 +269,7 @@ double KvBlocksFigure::paintPlot(QPainter& painter, const QRectF& area) {
                       QString::number(block), numberFont);
         }
     }
-    for (int row = 0; row < poolRows; ++row) {
+    for (int row = 0; row < shownRows; ++row) {
         painter.setFont(labelFont);
         painter.setPen(textColour());
         painter.drawText(QRectF(poolAt.x() - poolLabelWidth, poolAt.y() + row * cell,
@@ -235,11 +277,23 @@ double KvBlocksFigure::paintPlot(QPainter& painter, const QRectF& area) {
                          Qt::AlignRight | Qt::AlignVCenter, QString::number(row * columns));
     }
     for (const auto& c : cells_) {
+        if (c.block / columns >= shownRows) continue;
         const QRectF rect(poolAt.x() + (c.block % columns) * cell,
                           poolAt.y() + (c.block / columns) * cell, cell, cell);
         paintCell(painter, rect, c, poolText(c), numberFont);
     }
-    return std::max(tablesAt.y() + tableRows * cell, poolAt.y() + poolRows * cell);
+    double poolEnd = poolAt.y() + shownRows * cell;
+    if (shownRows < poolRows) {
+        const int first = shownRows * columns, last = int(cells_.size()) - 1;
+        painter.setFont(labelFont);
+        painter.setPen(textColour());
+        painter.drawText(QRectF(poolAt.x(), poolEnd, columns * cell, labels.height() * 1.2),
+                         Qt::AlignLeft | Qt::AlignVCenter,
+                         labels.elidedText(tr("blocks %1-%2: free").arg(first).arg(last),
+                                           Qt::ElideRight, area.right() - poolAt.x()));
+        poolEnd += labels.height() * 1.2;
+    }
+    return std::max(tablesAt.y() + double(rows_.size()) * pitch, poolEnd);
 }
 
 } // namespace inferscope::widgets

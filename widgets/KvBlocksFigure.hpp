@@ -38,7 +38,14 @@ public:
 
     const std::vector<KvPoolCell>& poolCells() const { return cells_; }
     const std::vector<KvTableRow>& tableRows() const { return rows_; }
-    int poolColumns() const;
+    // How the last paint laid the pool out: its width, its rows, how many of them were drawn
+    // (the free rows after the last used block fold into one line where cells would be too
+    // small for a number), the cell's side and the smallest side a number is written in.
+    struct PoolLayout {
+        int columns = 0, rows = 0, shownRows = 0;
+        double cell = 0, legibleCell = 0;
+    };
+    const PoolLayout& poolLayout() const { return poolLayout_; }
     // What a pool cell says: a shared block's reference count, else nothing.
     static QString poolText(const KvPoolCell& cell);
     QColor rowColour(int row) const;
@@ -55,6 +62,7 @@ private:
 
     std::vector<KvPoolCell> cells_;
     std::vector<KvTableRow> rows_;
+    PoolLayout poolLayout_;
 };
 
 } // namespace inferscope::widgets

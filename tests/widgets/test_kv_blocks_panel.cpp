@@ -74,7 +74,6 @@ private slots:
         const auto& cells = figure->poolCells();
         QCOMPARE(cells.size(), std::size_t(16));
         for (std::size_t b = 0; b < cells.size(); ++b) QCOMPARE(cells[b].block, int(b));
-        QVERIFY(figure->poolColumns() >= 8);
         auto count = [&](auto predicate) {
             return int(std::count_if(cells.begin(), cells.end(), predicate));
         };
@@ -157,6 +156,22 @@ private slots:
                                  "kv-blocks.json", "kv-blocks-kv-block-cells.csv"})
             QVERIFY2(QFile::exists(dir.filePath(QString("out/") + name)), name);
         QCOMPARE(files.size(), qsizetype(3 + panel.dataTables().size()));
+        // The export has room for the whole pool, with a number in every cell.
+        auto pool = panel.figure()->poolLayout();
+        QCOMPARE(pool.shownRows, pool.rows);
+        QCOMPARE(pool.columns * pool.rows >= 256, true);
+        QVERIFY2(pool.cell >= pool.legibleCell, qPrintable(QString::number(pool.cell)));
+        // In the window at scale 1.5 (the deck's width beside the controls): still a number
+        // in every cell, the free rows after the last used block folded, no used block hidden.
+        panel.resize(740, 900);
+        panel.figure()->grab();
+        pool = panel.figure()->poolLayout();
+        QVERIFY2(pool.cell >= pool.legibleCell, qPrintable(QString::number(pool.cell)));
+        int lastUsed = 0;
+        for (const auto& c : panel.figure()->poolCells())
+            if (c.references > 0) lastUsed = c.block;
+        QVERIFY(lastUsed / pool.columns < pool.shownRows);
+        QVERIFY(pool.shownRows < pool.rows);
         const QImage png(dir.filePath("out/kv-blocks.png"));
         QVERIFY(!png.isNull() && png.width() > 100 && png.height() > 100);
     }
