@@ -11,6 +11,7 @@
 #include <QPaintEvent>
 #include <QPainter>
 #include <algorithm>
+#include <cmath>
 
 namespace inferscope::widgets {
 
@@ -77,23 +78,25 @@ void PaintedFigure::fillRect(QPainter& painter, const QRectF& rect, const QBrush
     const double scale = panel_->presentationScale();
     const double gap = 6.0 * scale;
     painter.save();
-    painter.setPen(QPen(pattern.color(), std::max(1.0, scale * 0.8)));
+    painter.setPen(QPen(pattern.color(), std::max(1.0, std::round(scale * 0.8))));
     const double l = rect.left(), r = rect.right(), t = rect.top(), b = rect.bottom();
-    // Each line cut to the rectangle by hand: SVG output has no clipping to lean on.
+    // Each line cut to the rectangle by hand (SVG output has no clipping to lean on), on one
+    // lattice for the whole figure, so neighbouring cells' patterns run on alike.
+    const auto lattice = [gap](double from) { return std::ceil(from / gap) * gap; };
     if (style == Qt::BDiagPattern || style == Qt::DiagCrossPattern) // x + y = c
-        for (double c = l + t + gap / 2; c < r + b; c += gap) {
+        for (double c = lattice(l + t); c < r + b; c += gap) {
             const double x0 = std::max(l, c - b), x1 = std::min(r, c - t);
             if (x1 > x0) painter.drawLine(QPointF(x0, c - x0), QPointF(x1, c - x1));
         }
     if (style == Qt::FDiagPattern || style == Qt::DiagCrossPattern) // y - x = c
-        for (double c = t - r + gap / 2; c < b - l; c += gap) {
+        for (double c = lattice(t - r); c < b - l; c += gap) {
             const double x0 = std::max(l, t - c), x1 = std::min(r, b - c);
             if (x1 > x0) painter.drawLine(QPointF(x0, x0 + c), QPointF(x1, x1 + c));
         }
     if (style != Qt::BDiagPattern && style != Qt::FDiagPattern && style != Qt::DiagCrossPattern) {
-        const double dot = std::max(1.0, scale);
-        for (double y = t + gap / 3; y + dot <= b; y += gap / 1.5)
-            for (double x = l + gap / 3; x + dot <= r; x += gap / 1.5)
+        const double dot = std::max(1.0, std::round(scale)), step = std::round(gap / 1.5);
+        for (double y = std::ceil(t / step) * step + 1; y + dot <= b; y += step)
+            for (double x = std::ceil(l / step) * step + 1; x + dot <= r; x += step)
                 painter.fillRect(QRectF(x, y, dot, dot), pattern.color());
     }
     painter.restore();
