@@ -329,20 +329,21 @@ void ChartPanel::setEmptyHint(const QString& text) {
 }
 
 bool ChartPanel::hasData() const {
-    return std::any_of(chart_->series.begin(), chart_->series.end(),
+    return figureHasData_ ||
+           std::any_of(chart_->series.begin(), chart_->series.end(),
                        [](const Chart::Series& s) { return !s.points.isEmpty(); });
 }
 
 void ChartPanel::updateHint() {
     const bool show = !emptyHint_.isEmpty() && !hasData();
-    if (show) hint_->setGeometry(chart_->view->rect());
+    if (show) hint_->setGeometry(figure_ ? figure_->rect() : chart_->view->rect());
     hint_->setVisible(show);
     if (show) hint_->raise();
 }
 
 bool ChartPanel::eventFilter(QObject* watched, QEvent* event) {
-    if (watched == chart_->view && event->type() == QEvent::Resize)
-        hint_->setGeometry(chart_->view->rect());
+    if ((watched == chart_->view || watched == figure_) && event->type() == QEvent::Resize)
+        hint_->setGeometry(static_cast<QWidget*>(watched)->rect());
     return QWidget::eventFilter(watched, event);
 }
 
@@ -451,7 +452,7 @@ QString ChartPanel::summaryText() const {
 }
 QWidget* ChartPanel::chartWidget() const {
     drawPending(); // an export draws what it grabs
-    return chart_->view;
+    return figure_ ? figure_ : chart_->view;
 }
 QWidget* ChartPanel::summaryWidget() const {
     return summary_;

@@ -60,7 +60,8 @@ public:
     QString notesText() const;
     QWidget* notesWidget() const;
     static QString tableNotes(const std::vector<compute::Table>& tables);
-    // Whether any series holds a point: before that the chart shows its hint instead of axes.
+    // Whether any series holds a point (or the painted figure shows data): before that the
+    // chart shows its hint instead of axes.
     bool hasData() const;
     QString emptyHint() const { return emptyHint_; }
 
@@ -90,6 +91,10 @@ protected:
     void setSquareMarkers(int series);
     // What to press to fill the chart; shown over it while no series holds a point.
     void setEmptyHint(const QString& text);
+    // A figure the panel paints itself (PaintedFigure) in the chart's place: the layout, the
+    // exports and chartWidget() take it instead; the panel says when it shows data.
+    void setFigure(QWidget* figure);
+    void setFigureHasData(bool hasData);
     // Extra controls or views below the chart (a slider, a table).
     QVBoxLayout* extrasLayout() const { return extras_; }
 
@@ -118,6 +123,8 @@ private:
     QString id_, title_, explanation_;
     std::unique_ptr<Chart> chart_;
     QString emptyHint_;
+    QWidget* figure_ = nullptr; // a painted figure in the chart's place (setFigure)
+    bool figureHasData_ = false;
     QLabel* hint_ = nullptr; // over the chart while it has no data
     QLabel* caption_ = nullptr;
     QLabel* summary_ = nullptr;

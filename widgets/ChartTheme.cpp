@@ -40,6 +40,7 @@ void ChartPanel::applyTheme() {
     // The theme resets fonts and series colours, so it goes first and ours follow.
     chart_->chart->setTheme(dark_ ? QChart::ChartThemeDark : QChart::ChartThemeLight);
     chart_->chart->setBackgroundRoundness(0);
+    if (figure_) figure_->update();
     for (std::size_t i = 0; i < chart_->series.size(); ++i) {
         auto& s = chart_->series[i];
         QColor colour =
@@ -86,6 +87,10 @@ void ChartPanel::applyFonts() {
     hint_->setFont(scaledFont(base, scale_ * 1.2));
     // The chart keeps room for its axis labels when tables and controls share the panel.
     chart_->view->setMinimumSize(qRound(320 * scale_), qRound(240 * scale_));
+    if (figure_) {
+        figure_->setMinimumSize(chart_->view->minimumSize());
+        figure_->update();
+    }
 }
 
 void ChartPanel::changeEvent(QEvent* event) {

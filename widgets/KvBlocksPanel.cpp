@@ -2,6 +2,7 @@
 
 #include "compute/experiments/serving/SchedulerLab.hpp"
 
+#include "widgets/KvBlocksFigure.hpp"
 #include "widgets/LabJobs.hpp"
 #include "widgets/PanelControls.hpp"
 #include "widgets/TableModel.hpp"
@@ -13,7 +14,6 @@
 #include <QLocale>
 #include <QTableView>
 #include <QVBoxLayout>
-#include <cmath>
 
 namespace inferscope::widgets {
 
@@ -26,33 +26,15 @@ bool isKvTable(const std::string& id) {
 
 KvBlocksPanel::KvBlocksPanel(QWidget* parent)
     : LabPanel("kv-blocks", tr("KV blocks"),
-               tr("The paged KV cache during continuous batching: each square is one block "
-                  "of positions, coloured by the slot holding it; a small mark is a partly "
-                  "filled last block (its empty tail is the only waste), shared blocks hold "
-                  "a common prefix once for several requests."),
+               tr("The paged KV cache during continuous batching: each sequence's block table "
+                  "maps its logical blocks to physical ones (the number in a cell); the pool "
+                  "on the right holds them. A partly filled last block's empty tail is the "
+                  "only waste; a shared block holds a common prefix once for several "
+                  "requests (the count written in it)."),
                parent),
       mapModel_(new TableModel(this)), prefixModel_(new TableModel(this)) {
-    setAxis(Qt::Horizontal, tr("block (column)"), AxisScale::Linear);
-    setAxis(Qt::Vertical, tr("block (row, block 0 at the top)"), AxisScale::Linear);
-    for (int c = 0; c < kOwnerColours; ++c) {
-        QStringList slotNumbers;
-        for (int s = c + 1; s <= 3 * kOwnerColours; s += kOwnerColours)
-            slotNumbers << QString::number(s);
-        addSeries(tr("slots %1, ...").arg(slotNumbers.join(", ")), SeriesKind::Scatter);
-    }
-    addSeries(tr("partly filled last block"), SeriesKind::Scatter);
-    addSeries(tr("shared by a prefix (reference count > 1)"), SeriesKind::Scatter);
-    addSeries(tr("free"), SeriesKind::Scatter);
-    for (int s = FirstOwner; s <= Free; ++s) {
-        setSquareMarkers(s);
-        setMarkerSize(s, 13);
-    }
-    setMarkerSize(PartlyFilled, 5);
-    setMarkerSize(Free, 7);
-    // Apart from the owners' palette: the empty tail a hole, shared dark, free pale.
-    setSeriesColour(PartlyFilled, QColor(Qt::white));
-    setSeriesColour(Shared, QColor(0x44, 0x44, 0x44));
-    setSeriesColour(Free, QColor(0xC8, 0xC8, 0xC8));
+    figure_ = new KvBlocksFigure(this);
+    setFigure(figure_);
     setEmptyHint(tr("Run the Scheduler panel's \"Run static vs continuous\": its continuous run "
                     "snapshots the KV cache."));
 
@@ -96,45 +78,19 @@ int KvBlocksPanel::snapshot() const {
 }
 
 void KvBlocksPanel::draw() {
-    std::vector<std::pair<int, QList<QPointF>>> updates;
-    QList<QPointF> points[Free + 1];
     const auto* map = compute::findTable(tables_, "kv-block-map");
+    const auto* blockTables = compute::findTable(tables_, "kv-block-tables");
     const auto* cells = compute::findTable(tables_, "kv-block-cells");
     const int index = snapshot_->currentIndex();
     if (!map || !cells || index < 0 || std::size_t(index) >= map->rows.size()) {
-        for (int s = FirstOwner; s <= Free; ++s) updates.push_back({s, {}});
-        setSeriesPoints(updates);
+        figure_->clear();
+        setFigureHasData(false);
         setSummary({});
         return;
     }
     const auto label = std::get<std::string>(map->at(std::size_t(index), "snapshot"));
-    std::vector<std::size_t> rows;
-    for (std::size_t row = 0; row < cells->rows.size(); ++row)
-        if (std::get<std::string>(cells->at(row, "snapshot")) == label) rows.push_back(row);
-    // A near-square grid, at least 8 wide.
-    const int columns = std::max(8, int(std::ceil(std::sqrt(double(rows.size())))));
-    const int gridRows = (int(rows.size()) + columns - 1) / columns;
-    for (const auto row : rows) {
-        const int block = int(cells->number(row, "block"));
-        const QPointF at(block % columns, gridRows - 1 - block / columns);
-        const double references = cells->number(row, "reference count");
-        const double fill = cells->number(row, "filled");
-        if (references == 0) {
-            points[Free] << at;
-            continue;
-        }
-        if (references > 1) {
-            points[Shared] << at;
-        } else {
-            const auto& slot = cells->at(row, "slot");
-            const auto s =
-                std::holds_alternative<std::int64_t>(slot) ? std::get<std::int64_t>(slot) : 0;
-            points[FirstOwner + int(s % kOwnerColours)] << at;
-        }
-        if (fill < 100.0) points[PartlyFilled] << at;
-    }
-    for (int s = FirstOwner; s <= Free; ++s) updates.push_back({s, points[s]});
-    setSeriesPoints(updates);
+    figure_->setSnapshot(blockTables, cells, label);
+    setFigureHasData(!figure_->poolCells().empty());
     const auto i = std::size_t(index);
     QLocale locale;
     setSummary(
@@ -143,7 +99,7 @@ void KvBlocksPanel::draw() {
            "slots")
             .arg(QString::fromStdString(label))
             .arg(map->number(i, "blocks in use"))
-            .arg(rows.size())
+            .arg(figure_->poolCells().size())
             .arg(map->number(i, "shared blocks"))
             .arg(locale.toString(map->number(i, "used token slots"), 'f', 0))
             .arg(locale.toString(map->number(i, "allocated token slots"), 'f', 0))

@@ -1,62 +1,63 @@
 #include "widgets/SchedulerPanel.hpp"
 
+#include "widgets/GanttFigure.hpp"
 #include "widgets/LabJobs.hpp"
+#include "widgets/PanelControls.hpp"
 #include "widgets/TableModel.hpp"
 
 #include <QComboBox>
 #include <QHBoxLayout>
-#include <QHeaderView>
 #include <QLabel>
 #include <QLocale>
+#include <QPointer>
 #include <QPushButton>
 #include <QSpinBox>
 #include <QTableView>
 #include <QVBoxLayout>
-#include <algorithm>
 
 namespace inferscope::widgets {
 
-namespace {} // namespace
+namespace {
+// The quick mix: skewed as the chapter's (a long tail), small enough that both policies, the
+// step-cost sweep, the checks and the prefix demo finish in seconds on lavapipe.
+constexpr compute::experiments::RequestMixSpec kQuickMix{12, 8, 32, 140, 1};
+constexpr std::uint32_t kQuickVerify = 1;
+constexpr std::uint32_t kQuickPrefixRequests = 3;
+constexpr std::uint32_t kQuickPrefixOutput = 8;
+} // namespace
 
 SchedulerPanel::SchedulerPanel(QWidget* parent)
     : LabPanel("scheduler", tr("Scheduler"),
                tr("Which request holds each slot at each step, run on the engine. Static "
-                  "(lower slots): a group holds its slots until its longest member is done "
-                  "(padding). Continuous (upper): a freed slot takes the next request."),
+                  "(upper group): a group holds its slots until its longest member is done "
+                  "(hatched padding). Continuous (lower): a freed slot takes the next request."),
                parent),
       model_(new TableModel(this)) {
-    setAxis(Qt::Horizontal, tr("step"), AxisScale::Linear);
-    setAxis(Qt::Vertical, tr("slot (static below, continuous above)"), AxisScale::Linear);
-    addSeries(tr("static: a request generating"), SeriesKind::Scatter);
-    addSeries(tr("static: the next request"), SeriesKind::Scatter);
-    addSeries(tr("static: padding (finished, slot still held)"), SeriesKind::Scatter);
-    addSeries(tr("continuous: a request generating"), SeriesKind::Scatter);
-    addSeries(tr("continuous: the next request"), SeriesKind::Scatter);
-    for (int s = StaticEven; s <= ContinuousOdd; ++s) setMarkerSize(s, 4);
+    gantt_ = new GanttFigure(this);
+    setFigure(gantt_);
     setEmptyHint(tr("Press \"Run static vs continuous\" below: the request mix runs twice on "
                     "the GPU engine."));
 
     auto* controls = new QHBoxLayout;
     controls->addWidget(new QLabel(tr("Slots"), this));
-    slots_ = new QSpinBox(this);
-    slots_->setObjectName("schedulerSlots");
-    slots_->setRange(1, 64);
-    slots_->setValue(8);
+    slots_ = makeSpinBox(this, "schedulerSlots", 1, 64, kDefaultSlots);
     controls->addWidget(slots_);
     mix_ = new QComboBox(this);
     mix_->setObjectName("schedulerMix");
-    mix_->addItem(tr("64 requests: median 18, longest 231, 1,874 tokens (the chapter's)"));
-    mix_->addItem(tr("16 requests: median 12, longest 64, 300 tokens (quick)"));
+    mix_->addItem(tr("%1 requests: median %2, longest %3, %4 tokens (quick)")
+                      .arg(kQuickMix.requests)
+                      .arg(kQuickMix.median)
+                      .arg(kQuickMix.longest)
+                      .arg(kQuickMix.total));
+    mix_->addItem(tr("64 requests: median 18, longest 231, 1,874 tokens (the chapter's; "
+                     "minutes)"));
     // The mix's full description is its text; the box need not be as wide as the longest
     // one (it would set the width of every panel in the window's stack).
     mix_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
     mix_->setMinimumContentsLength(16);
     controls->addWidget(mix_, 1);
     controls->addWidget(new QLabel(tr("Seed"), this));
-    seed_ = new QSpinBox(this);
-    seed_->setObjectName("schedulerSeed");
-    seed_->setRange(0, 1000000);
-    seed_->setValue(1);
+    seed_ = makeSpinBox(this, "schedulerSeed", 0, 1000000, 1);
     controls->addWidget(seed_);
     controls_ = new JobControls(this, "scheduler", tr("Run static vs continuous"));
     extrasLayout()->addLayout(controls);
@@ -66,13 +67,7 @@ SchedulerPanel::SchedulerPanel(QWidget* parent)
     controls->addStretch(1);
     extrasLayout()->addLayout(controls);
     extrasLayout()->addWidget(controls_->progressLabel());
-
-    auto* view = new QTableView(this);
-    view->setObjectName("schedulerTable");
-    view->setModel(model_);
-    view->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    view->setMaximumHeight(170);
-    extrasLayout()->addWidget(view);
+    extrasLayout()->addWidget(makeTableView(this, "schedulerTable", model_, 170));
 
     connect(controls_->runButton(), &QPushButton::clicked, this, [this] { run(request()); });
     connect(controls_, &JobControls::ended, this, [this](bool ok, const QString& error) {
@@ -83,16 +78,18 @@ SchedulerPanel::SchedulerPanel(QWidget* parent)
 compute::experiments::SchedulingRequest SchedulerPanel::request() const {
     compute::experiments::SchedulingRequest r;
     r.slotCount = std::uint32_t(slots_->value());
-    if (mix_->currentIndex() == 1) {
-        r.mix = {16, 12, 64, 300, 1};
-        r.prefixRequests = 4; // the small mix is for a quick look: four share a prompt
+    if (mix_->currentIndex() == QuickMix) {
+        r.mix = kQuickMix;
+        r.verifyRequests = kQuickVerify;
+        r.prefixRequests = kQuickPrefixRequests;
+        r.prefixOutputTokens = kQuickPrefixOutput;
     }
     r.mix.seed = std::uint64_t(seed_->value());
     return r;
 }
 
-void SchedulerPanel::setSmallMix(bool small) {
-    mix_->setCurrentIndex(small ? 1 : 0);
+void SchedulerPanel::setMix(Mix mix) {
+    mix_->setCurrentIndex(int(mix));
 }
 
 void SchedulerPanel::setSlots(int slotCount) {
@@ -106,30 +103,11 @@ void SchedulerPanel::setTables(std::vector<compute::Table> tables) {
     const auto* policies = compute::findTable(tables_, "scheduler-policies");
     const auto* timeline = compute::findTable(tables_, "scheduler-timeline");
     model_->setTable(policies ? *policies : compute::Table{});
-    QList<QPointF> points[5];
-    if (timeline) {
-        // Static on slots 0..S-1, continuous on S+1..2S (one empty row between them).
-        double slotCount = 0;
-        for (std::size_t row = 0; row < timeline->rows.size(); ++row)
-            slotCount = std::max(slotCount, timeline->number(row, "slot") + 1);
-        for (std::size_t row = 0; row < timeline->rows.size(); ++row) {
-            const bool isStatic = std::get<std::string>(timeline->at(row, "policy")) == "static";
-            const bool padding = std::get<std::string>(timeline->at(row, "state")) == "padding";
-            const double step = timeline->number(row, "step");
-            const double slot = timeline->number(row, "slot") + (isStatic ? 0 : slotCount + 1);
-            const bool odd = std::int64_t(timeline->number(row, "request")) % 2 != 0;
-            int series = isStatic ? (padding ? StaticPadding
-                                     : odd   ? StaticOdd
-                                             : StaticEven)
-                                  : (odd ? ContinuousOdd : ContinuousEven);
-            points[series] << QPointF(step, slot);
-        }
-    }
-    setSeriesPoints({{StaticEven, points[StaticEven]},
-                     {StaticOdd, points[StaticOdd]},
-                     {StaticPadding, points[StaticPadding]},
-                     {ContinuousEven, points[ContinuousEven]},
-                     {ContinuousOdd, points[ContinuousOdd]}});
+    if (timeline)
+        gantt_->setTimeline(*timeline);
+    else
+        gantt_->clear();
+    setFigureHasData(!gantt_->bars().empty());
     if (!policies || policies->rows.empty()) {
         setSummary({});
         return;
@@ -167,14 +145,29 @@ void SchedulerPanel::attach(const PanelContext& context) {
     });
 }
 
-quint64 SchedulerPanel::run(const compute::experiments::SchedulingRequest& request) {
-    return controls_->run(
+quint64 SchedulerPanel::run(compute::experiments::SchedulingRequest request) {
+    const quint64 serial = ++runSerial_;
+    QPointer<SchedulerPanel> self(this);
+    request.onTimeline = [self, serial](const compute::Table& timeline) {
+        // The job's thread: drawn on the GUI thread, for the latest run of a live panel.
+        if (!self) return;
+        QMetaObject::invokeMethod(
+            self.data(),
+            [self, serial, timeline] {
+                if (self && self->runSerial_ == serial) self->setTables({timeline});
+            },
+            Qt::QueuedConnection);
+    };
+    const quint64 id = controls_->run(
         [&](LabJobs& jobs) { return jobs.runLab<compute::experiments::SchedulerLab>(request); });
+    if (id != 0) clear();
+    return id;
 }
 
 std::optional<quint64> SchedulerPanel::runScripted() {
-    setSmallMix(true);
-    setSlots(kScriptSlots);
+    // The window's default, so the scripted run times what a class waits for.
+    setMix(QuickMix);
+    setSlots(kDefaultSlots);
     return run(request());
 }
 

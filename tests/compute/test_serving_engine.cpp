@@ -10,6 +10,7 @@
 
 #include <QTemporaryDir>
 #include <QtTest>
+#include <algorithm>
 
 using namespace inferscope;
 using namespace inferscope::compute;
@@ -196,8 +197,21 @@ private slots:
         o.simulateRequests = 200;
         o.simulateSlots = 16;
         o.mix = spec;
+        // The timeline as the runs go: every step published (no throttle), rows only grow,
+        // and the last one equals the result's timeline.
+        o.onTimelineSeconds = 0;
+        std::vector<std::size_t> timelineRows;
+        Table lastTimeline;
+        o.onTimeline = [&](const Table& timeline) {
+            timelineRows.push_back(timeline.rows.size());
+            lastTimeline = timeline;
+        };
         const auto result = compareSchedulers(engine, requests, o);
         QCOMPARE(result.policies.size(), std::size_t(2));
+        QCOMPARE(timelineRows.size(), result.policies[0].schedule.steps.size() +
+                                          result.policies[1].schedule.steps.size());
+        QVERIFY(std::is_sorted(timelineRows.begin(), timelineRows.end()));
+        QVERIFY(timelineRows.front() > 0 && timelineRows.front() <= o.slotCount);
         for (const auto& p : result.policies) {
             QVERIFY(p.measured.totalSeconds > 0);
             QVERIFY(p.simulated.totalSeconds > 0);
@@ -222,6 +236,9 @@ private slots:
         QCOMPARE(findTable(tables, "scheduler-simulation")->rows.size(), std::size_t(3));
         QCOMPARE(findTable(tables, "kv-block-map")->rows.size(), result.blockSnapshots.size());
         QVERIFY(findTable(tables, "prefix-sharing") == nullptr); // not run here
+        const auto* timeline = findTable(tables, "scheduler-timeline");
+        QCOMPARE(lastTimeline.rows.size(), timeline->rows.size());
+        QVERIFY(lastTimeline.rows == timeline->rows);
     }
 
     // The block map of a continuous run: every snapshot agrees with the schedule and with

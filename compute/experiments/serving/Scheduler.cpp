@@ -375,7 +375,8 @@ void checkFits(const Engine& engine, const Schedule& schedule,
 EngineRun runSchedule(Engine& engine, const Schedule& schedule,
                       const std::vector<ServingRequest>& requests,
                       const std::function<void(const std::string&, int)>& progress,
-                      const std::vector<std::uint32_t>& snapshotAt) {
+                      const std::vector<std::uint32_t>& snapshotAt,
+                      const std::function<void(std::uint32_t)>& onStep) {
     const auto shapes = shapesOf(requests);
     if (schedule.policy == BatchingPolicy::ContinuousChunked)
         throw std::invalid_argument("chunked prefill is simulated only; the engine runs the "
@@ -427,6 +428,7 @@ EngineRun runSchedule(Engine& engine, const Schedule& schedule,
                 if (cell.state == SlotState::Generating) run.tokens[r].push_back(last[r]);
                 if (schedule.requests[r].returnStep == t) engine.release(SequenceId(r + 1));
             }
+            if (onStep) onStep(t + 1);
             if (progress && (t % 8 == 0 || t + 1 == schedule.steps.size()))
                 progress(policyName(schedule.policy) + " batching: step " + std::to_string(t + 1) +
                              " of " + std::to_string(schedule.steps.size()),
@@ -513,6 +515,23 @@ SchedulerResult compareSchedulers(Engine& engine, const std::vector<ServingReque
 
     result.chunkedSimulated =
         summarize(chunked, result.shapes, simulateStepSeconds(chunked, result.costs));
+    // The timeline so far: the policies already run whole, the running one to its step.
+    auto lastTimeline = Clock::now();
+    auto publishTimeline = [&](std::size_t running, std::uint32_t steps, bool ended) {
+        if (!options.onTimeline) return;
+        const auto now = Clock::now();
+        if (!ended &&
+            std::chrono::duration<double>(now - lastTimeline).count() < options.onTimelineSeconds)
+            return;
+        lastTimeline = now;
+        std::vector<const Schedule*> schedules;
+        std::vector<std::uint32_t> shown;
+        for (std::size_t i = 0; i <= running; ++i) {
+            schedules.push_back(&policies[i].schedule);
+            shown.push_back(i < running ? std::uint32_t(policies[i].schedule.steps.size()) : steps);
+        }
+        options.onTimeline(schedulerTimelineTable(schedules, shown));
+    };
     int done = 0;
     for (auto& p : policies) {
         p.simulated =
@@ -528,7 +547,10 @@ SchedulerResult compareSchedulers(Engine& engine, const std::vector<ServingReque
             [&](const std::string& stage, int pc) {
                 report(stage, 10 + done * 40 + pc * 40 / 100);
             },
-            snapshotAt);
+            snapshotAt,
+            [&](std::uint32_t steps) {
+                publishTimeline(std::size_t(done), steps, steps == p.schedule.steps.size());
+            });
         if (!p.run.blockSnapshots.empty()) {
             p.run.blockSnapshots.front().label += " (peak blocks)";
             result.blockSnapshots = p.run.blockSnapshots;
@@ -573,6 +595,32 @@ SchedulerResult compareSchedulers(Engine& engine, const std::vector<ServingReque
     }
     report("Done", 100);
     return result;
+}
+
+Table schedulerTimelineTable(const std::vector<const Schedule*>& schedules,
+                             const std::vector<std::uint32_t>& steps) {
+    Table timeline;
+    timeline.id = "scheduler-timeline";
+    timeline.title = "Which request holds each slot at each step";
+    timeline.addColumn("policy").addColumn("step").addColumn("slot").addColumn("request").addColumn(
+        "state");
+    for (std::size_t i = 0; i < schedules.size(); ++i) {
+        const auto& schedule = *schedules[i];
+        const std::size_t shown = i < steps.size()
+                                      ? std::min<std::size_t>(steps[i], schedule.steps.size())
+                                      : schedule.steps.size();
+        for (std::size_t t = 0; t < shown; ++t)
+            for (std::size_t s = 0; s < schedule.slotCount; ++s) {
+                const auto& cell = schedule.steps[t].cells[s];
+                if (cell.state == SlotState::Empty) continue;
+                timeline.addRow(
+                    {policyName(schedule.policy), std::int64_t(t), std::int64_t(s),
+                     std::int64_t(cell.request + 1),
+                     std::string(cell.state == SlotState::Generating ? "generating" : "padding")});
+            }
+    }
+    timeline.notes.push_back("Slots and steps not listed are empty (no request).");
+    return timeline;
 }
 
 std::vector<Table> schedulerTables(const SchedulerResult& r) {
@@ -636,22 +684,9 @@ std::vector<Table> schedulerTables(const SchedulerResult& r) {
             " prompt tokens are prefilled per step, oldest request first, beside the decodes; a "
             "request's first token comes with its last prompt chunk. Same step cost model.");
 
-    Table timeline;
-    timeline.id = "scheduler-timeline";
-    timeline.title = "Which request holds each slot at each step";
-    timeline.addColumn("policy").addColumn("step").addColumn("slot").addColumn("request").addColumn(
-        "state");
-    for (const auto& p : r.policies)
-        for (std::size_t t = 0; t < p.schedule.steps.size(); ++t)
-            for (std::size_t s = 0; s < p.schedule.slotCount; ++s) {
-                const auto& cell = p.schedule.steps[t].cells[s];
-                if (cell.state == SlotState::Empty) continue;
-                timeline.addRow(
-                    {policyName(p.policy), std::int64_t(t), std::int64_t(s),
-                     std::int64_t(cell.request + 1),
-                     std::string(cell.state == SlotState::Generating ? "generating" : "padding")});
-            }
-    timeline.notes.push_back("Slots and steps not listed are empty (no request).");
+    std::vector<const Schedule*> schedules;
+    for (const auto& p : r.policies) schedules.push_back(&p.schedule);
+    const Table timeline = schedulerTimelineTable(schedules);
 
     Table checks;
     checks.id = "scheduler-checks";

@@ -141,10 +141,12 @@ void checkFits(const Engine& engine, const Schedule& schedule,
 // snapshotting the KV cache after each step in `snapshotAt` (before that step's releases).
 // Throws std::invalid_argument when it does not fit the engine's KV cache or context, or for
 // a chunked schedule (simulated only).
+// onStep(steps done) follows each step.
 EngineRun runSchedule(Engine& engine, const Schedule& schedule,
                       const std::vector<ServingRequest>& requests,
                       const std::function<void(const std::string&, int)>& progress = {},
-                      const std::vector<std::uint32_t>& snapshotAt = {});
+                      const std::vector<std::uint32_t>& snapshotAt = {},
+                      const std::function<void(std::uint32_t)>& onStep = {});
 // The request decoded alone (greedy, exactly outputTokens tokens).
 std::vector<std::int32_t> decodeAlone(Engine& engine, const ServingRequest& request);
 
@@ -160,6 +162,10 @@ struct SchedulerOptions {
     std::uint32_t blockSnapshots = 4;   // KV snapshots of the continuous run (the peak first)
     RequestMixSpec mix;                 // the statistics a simulated larger mix scales
     std::function<void(const std::string& stage, int percent)> progress;
+    // The timeline of the steps run so far (both policies, "scheduler-timeline"), as the runs
+    // go: at most every onTimelineSeconds, and once when each policy's run ends.
+    std::function<void(const Table& timeline)> onTimeline;
+    double onTimelineSeconds = 0.25;
 };
 
 struct PolicyResult {
@@ -195,6 +201,11 @@ struct SchedulerResult {
 // simulates and runs each on the engine, and decodes a few requests alone.
 SchedulerResult compareSchedulers(Engine& engine, const std::vector<ServingRequest>& requests,
                                   const SchedulerOptions& options);
+
+// "scheduler-timeline" of the first `steps[i]` steps of schedules[i] (a schedule without an
+// entry in steps: all of them): one row per slot-step that holds a request.
+Table schedulerTimelineTable(const std::vector<const Schedule*>& schedules,
+                             const std::vector<std::uint32_t>& steps = {});
 
 // "scheduler-policies" (measured and simulated per policy), "scheduler-timeline" (slot x step
 // -> request), "scheduler-checks" (invariants, exactness), "scheduler-costs" (the model),

@@ -56,6 +56,7 @@ SchedulerLab::Result SchedulerLab::run(LabContext& lab, const Request& request,
     options.mix = request.mix;
     options.chunkTokens = request.chunkTokens;
     options.progress = control.cancellingProgress();
+    options.onTimeline = request.onTimeline;
     auto result = compareSchedulers(engine, requests, options);
     std::string prefixNote;
     if (request.prefixRequests > 0) {

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string_view>
@@ -30,6 +31,9 @@ struct SchedulingRequest {
     // with and without forkSequence; 0 leaves it out.
     std::uint32_t prefixRequests = 8;
     std::uint32_t prefixOutputTokens = 16;
+    // The timeline of the steps run so far, on the job's thread, as the runs go (a window
+    // draws it before the result; SchedulerOptions::onTimeline).
+    std::function<void(const Table& timeline)> onTimeline;
 };
 
 // The prefix-sharing demo's teaching text: one system prompt, then a question per request.
