@@ -31,9 +31,11 @@ private slots:
         QCOMPARE(study->runs.size(), std::size_t(3));
         const auto* draft = study->findDraft(study->runDraft);
         QVERIFY(draft);
-        const double alpha = draft->alpha(), c = study->draftCost(*draft);
-        qInfo("draft %s: alpha %.3f, c %.3f, target step %.2f ms", study->runDraft.c_str(), alpha,
-              c, 1e3 * study->targetStepSeconds);
+        const double alpha = draft->alpha(), c = study->runDraftCost();
+        qInfo("draft %s: alpha %.3f, c %.3f in the runs (%.3f in the agreement phase), target "
+              "step %.2f ms",
+              study->runDraft.c_str(), alpha, c, study->draftCost(*draft),
+              1e3 * study->targetStepSeconds);
         for (const auto& r : study->runs) {
             const std::uint32_t g = r.run.draftLength;
             const double v = study->verifyCost(r.run);

@@ -244,6 +244,19 @@ double SpeculativeStudy::draftCost(const DraftAgreement& draft) const {
     return targetStepSeconds > 0 ? medianOf(draft.stepSeconds) / targetStepSeconds : 0;
 }
 
+double SpeculativeStudy::runDraftCost() const {
+    double seconds = 0, proposed = 0;
+    for (const auto& r : runs)
+        if (!r.run.cancelled) {
+            seconds += r.run.draftSeconds;
+            proposed += r.run.proposed;
+        }
+    const double step = targetAlone.secondsPerToken();
+    if (proposed > 0 && seconds > 0 && step > 0) return seconds / proposed / step;
+    const auto* draft = findDraft(runDraft);
+    return draft ? draftCost(*draft) : 0;
+}
+
 double SpeculativeStudy::measuredSpeedup(const SpeculativeRun& run) const {
     const double alone = targetAlone.secondsPerToken(), speculative = run.secondsPerToken();
     return alone > 0 && speculative > 0 ? alone / speculative : 0;
@@ -406,7 +419,7 @@ SpeculativeStudy runSpeculativeStudy(const FormatBackendFactory& makeBackend,
 std::string speculativeVerifyNote(const SpeculativeStudy& s) {
     const auto* draft = s.findDraft(s.runDraft);
     if (!draft) return {};
-    const double alpha = draft->alpha(), c = s.draftCost(*draft);
+    const double alpha = draft->alpha(), c = s.runDraftCost();
     std::string costs, compared;
     for (const auto& r : s.runs) {
         const double v = s.verifyCost(r.run);
@@ -465,7 +478,7 @@ std::vector<Table> speculativeTables(const SpeculativeStudy& s) {
 
     const auto* runDraft = s.findDraft(s.runDraft);
     if (!runDraft) return tables;
-    const double alpha = runDraft->alpha(), c = s.draftCost(*runDraft);
+    const double alpha = runDraft->alpha(), c = s.runDraftCost();
     Table formula;
     formula.id = "speculative-formula";
     formula.title = "Tokens per verification and speedup over g, draft " + s.runDraft + " (alpha " +
@@ -492,7 +505,10 @@ std::vector<Table> speculativeTables(const SpeculativeStudy& s) {
     }
     formula.notes.push_back("predicted: (1 - alpha^(g+1)) / (1 - alpha) tokens per verification, "
                             "and that over (g c + 1) for the speedup, which assumes one "
-                            "verification of g + 1 positions costs one target step.");
+                            "verification of g + 1 positions costs one target step; c: the "
+                            "draft's seconds per proposed token in the real runs over the target "
+                            "alone's step beside them (the acceptance table's c is the agreement "
+                            "phase's, which compares the drafts).");
     if (const std::string why = speculativeVerifyNote(s); !why.empty())
         formula.notes.push_back(why);
     tables.push_back(std::move(formula));

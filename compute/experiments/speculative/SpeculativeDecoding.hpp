@@ -145,6 +145,10 @@ struct SpeculativeStudy {
     bool cancelled = false;
 
     double draftCost(const DraftAgreement& draft) const; // median step / target's median step
+    // c as the real runs paid it: their draft seconds per proposed token over the target alone's
+    // step beside them (v(g)'s baseline; a shared machine's load in the agreement phase may not
+    // be theirs); the run draft's draftCost without runs.
+    double runDraftCost() const;
     // Seconds per token of the target alone over a real run's (0 when either is unknown).
     double measuredSpeedup(const SpeculativeRun& run) const;
     const DraftAgreement* findDraft(const std::string& scheme) const;
