@@ -3,6 +3,7 @@
 // reference count written, partly filled blocks with a dotted tail, the block tables equal to
 // the cache's and pointing at the pool cells they hold, snapshots switchable, the scheduler's
 // own tables left out, and PNG/SVG/CSV/JSON export through ChartExport.
+#include "RecordedRun.hpp"
 #include "compute/experiments/serving/KvBlockMap.hpp"
 #include "widgets/ChartExport.hpp"
 #include "widgets/KvBlocksFigure.hpp"
@@ -148,9 +149,8 @@ private slots:
         const auto files = ChartExport::exportAll(panel, QDir(dir.filePath("out")), &error);
         QVERIFY2(error.isEmpty(), qPrintable(error));
         // A copy to look at, beside the test (build/tests/artifacts).
-        QDir artifacts(QCoreApplication::applicationDirPath());
-        artifacts.mkpath("artifacts");
-        QVERIFY(ChartExport::writePng(panel, artifacts.filePath("artifacts/panel-kv-blocks.png"))
+        QVERIFY(ChartExport::writePng(
+                    panel, QDir(recorded::artifactDirectory()).filePath("panel-kv-blocks.png"))
                     .isEmpty());
         for (const char* name : {"kv-blocks.png", "kv-blocks.svg", "kv-blocks.csv",
                                  "kv-blocks.json", "kv-blocks-kv-block-cells.csv"})

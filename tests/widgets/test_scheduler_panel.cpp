@@ -5,6 +5,7 @@
 // so a black-and-white print tells them apart) and none for continuous; a partial timeline
 // (the steps run so far) draws the bars so far, and a run on the engine draws its timeline
 // before its result; and the export like every panel's.
+#include "RecordedRun.hpp"
 #include "compute/experiments/serving/Scheduler.hpp"
 #include "tests/PanelJobs.hpp"
 #include "tests/SyntheticModels.hpp"
@@ -231,9 +232,8 @@ private slots:
         const auto files = ChartExport::exportAll(panel, QDir(dir.filePath("out")), &error);
         QVERIFY2(error.isEmpty(), qPrintable(error));
         // A copy to look at, beside the test (build/tests/artifacts).
-        QDir artifacts(QCoreApplication::applicationDirPath());
-        artifacts.mkpath("artifacts");
-        QVERIFY(ChartExport::writePng(panel, artifacts.filePath("artifacts/panel-scheduler.png"))
+        QVERIFY(ChartExport::writePng(
+                    panel, QDir(recorded::artifactDirectory()).filePath("panel-scheduler.png"))
                     .isEmpty());
         for (const char* name : {"scheduler.png", "scheduler.svg", "scheduler.csv",
                                  "scheduler.json", "scheduler-scheduler-timeline.csv"})
