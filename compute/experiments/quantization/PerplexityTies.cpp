@@ -90,7 +90,7 @@ Table perplexityRankingTable(const std::vector<SchemePerplexity>& schemes) {
     table.addColumn("scheme")
         .addColumn("perplexity", "", 2)
         .addColumn("above lowest", "%", 2)
-        .addColumn("noise (95%)", "%", 2)
+        .addColumn("noise", "%", 2)
         .addColumn("verdict");
     for (std::size_t i = 0; i < schemes.size(); ++i) {
         std::string verdict = i == ranking.lowest          ? "lowest"
@@ -102,10 +102,11 @@ Table perplexityRankingTable(const std::vector<SchemePerplexity>& schemes) {
                       ranking.halfWidthPercent[i], verdict});
     }
     table.notes.push_back(ranking.conclusion);
-    table.notes.emplace_back("above lowest: the scheme's perplexity over the lowest's, from the "
-                             "mean per-token difference of log-likelihood on the same text; noise: "
-                             "1.96 standard errors of that mean. A difference inside the noise is "
-                             "a property of this text, not a ranking of the schemes.");
+    table.notes.emplace_back(
+        "above lowest: the scheme's perplexity over the lowest's, from the "
+        "mean per-token difference of log-likelihood on the same text; noise: the 95% interval, "
+        "1.96 standard errors of that mean. A difference inside the noise is "
+        "a property of this text, not a ranking of the schemes.");
     return table;
 }
 
