@@ -17,8 +17,15 @@ namespace inferscope::models {
 // - PPL = exp(sum of -log softmax(logits)[next token] / scored tokens).
 // llama-perplexity insists on two chunks; one is allowed here so short texts and token limits
 // still give a number.
-PerplexityResult computePerplexity(std::span<const std::int32_t> tokens, std::uint32_t vocabSize,
-                                   const PerplexityOptions& options, const WindowLogits& logits) {
+namespace {
+
+// Rows start .. start + count - 1 of the logits of `window` (a chunk, BOS already in place).
+using WindowRows = std::function<std::vector<float>(std::span<const std::int32_t> window,
+                                                    std::size_t start, std::size_t count)>;
+
+PerplexityResult perplexityFromRows(std::span<const std::int32_t> tokens, std::uint32_t vocabSize,
+                                    const PerplexityOptions& options, std::size_t rowsPerCall,
+                                    const WindowRows& windowRows) {
     const std::size_t ctx = options.context;
     if (ctx < 3) throw std::invalid_argument("perplexity context must be at least 3 tokens");
     if (vocabSize == 0) throw std::invalid_argument("perplexity needs a vocabulary size");
@@ -38,26 +45,31 @@ PerplexityResult computePerplexity(std::span<const std::int32_t> tokens, std::ui
         const auto begin = tokens.begin() + std::ptrdiff_t(chunk * ctx);
         std::copy(begin, begin + std::ptrdiff_t(ctx), window.begin());
         if (options.bosId) window[0] = *options.bosId;
-        const std::vector<float> rows = logits(window);
-        if (rows.size() != ctx * std::size_t(vocabSize))
-            throw std::invalid_argument("window logits: expected " +
-                                        std::to_string(ctx * std::size_t(vocabSize)) +
-                                        " values, got " + std::to_string(rows.size()));
         double chunkNll = 0.0;
-        for (std::size_t position = first; position + 1 < ctx; ++position) {
-            const float* row = &rows[position * vocabSize];
-            // The target is the original next token (only position 0 was replaced by BOS).
-            const std::int32_t target = begin[std::ptrdiff_t(position + 1)];
-            if (target < 0 || std::uint32_t(target) >= vocabSize)
-                throw std::invalid_argument("token id " + std::to_string(target) +
-                                            " outside the vocabulary");
-            // -log softmax(row)[target] = log(sum exp(row - max)) - (row[target] - max).
-            const float maxLogit = *std::max_element(row, row + vocabSize);
-            double sum = 0.0;
-            for (std::size_t i = 0; i < vocabSize; ++i) sum += std::exp(double(row[i] - maxLogit));
-            const double nll = std::log(sum) - double(row[target] - maxLogit);
-            result.tokenNll.push_back(nll);
-            chunkNll += nll;
+        for (std::size_t start = first; start + 1 < ctx; start += rowsPerCall) {
+            const std::size_t count = std::min(rowsPerCall, ctx - 1 - start);
+            const std::vector<float> rows = windowRows(window, start, count);
+            if (rows.size() != count * std::size_t(vocabSize))
+                throw std::invalid_argument("window logits: expected " +
+                                            std::to_string(count * std::size_t(vocabSize)) +
+                                            " values, got " + std::to_string(rows.size()));
+            for (std::size_t r = 0; r < count; ++r) {
+                const std::size_t position = start + r;
+                const float* row = &rows[r * vocabSize];
+                // The target is the original next token (only position 0 was replaced by BOS).
+                const std::int32_t target = begin[std::ptrdiff_t(position + 1)];
+                if (target < 0 || std::uint32_t(target) >= vocabSize)
+                    throw std::invalid_argument("token id " + std::to_string(target) +
+                                                " outside the vocabulary");
+                // -log softmax(row)[target] = log(sum exp(row - max)) - (row[target] - max).
+                const float maxLogit = *std::max_element(row, row + vocabSize);
+                double sum = 0.0;
+                for (std::size_t i = 0; i < vocabSize; ++i)
+                    sum += std::exp(double(row[i] - maxLogit));
+                const double nll = std::log(sum) - double(row[target] - maxLogit);
+                result.tokenNll.push_back(nll);
+                chunkNll += nll;
+            }
         }
         const std::size_t scored = ctx - 1 - first;
         totalNll += chunkNll;
@@ -70,6 +82,38 @@ PerplexityResult computePerplexity(std::span<const std::int32_t> tokens, std::ui
     result.meanNll = totalNll / double(result.scoredTokens);
     result.perplexity = std::exp(result.meanNll);
     return result;
+}
+
+} // namespace
+
+PerplexityResult computePerplexity(std::span<const std::int32_t> tokens, std::uint32_t vocabSize,
+                                   const PerplexityOptions& options, const WindowPieces& pieces) {
+    const std::size_t first = options.context / 2;
+    // The first half is context only; the scored half follows it in pieces (the window's last
+    // token predicts nothing inside it, so it is not run).
+    const WindowRows rows = [&](std::span<const std::int32_t> window, std::size_t start,
+                                std::size_t count) {
+        if (start == first) pieces(window.first(first), true, false);
+        return pieces(window.subspan(start, count), false, true);
+    };
+    return perplexityFromRows(tokens, vocabSize, options,
+                              std::max<std::uint32_t>(1, options.rowsPerPiece), rows);
+}
+
+PerplexityResult computePerplexity(std::span<const std::int32_t> tokens, std::uint32_t vocabSize,
+                                   const PerplexityOptions& options, const WindowLogits& logits) {
+    const WindowRows rows = [&](std::span<const std::int32_t> window, std::size_t start,
+                                std::size_t count) -> std::vector<float> {
+        const std::vector<float> all = logits(window);
+        if (all.size() != window.size() * std::size_t(vocabSize))
+            throw std::invalid_argument("window logits: expected " +
+                                        std::to_string(window.size() * std::size_t(vocabSize)) +
+                                        " values, got " + std::to_string(all.size()));
+        return {all.begin() + std::ptrdiff_t(start * vocabSize),
+                all.begin() + std::ptrdiff_t((start + count) * vocabSize)};
+    };
+    // One call per window: every scored row at once.
+    return perplexityFromRows(tokens, vocabSize, options, options.context, rows);
 }
 
 } // namespace inferscope::models

@@ -15,6 +15,7 @@
 // The files are llama.cpp's bytes (its quantizer searches scales in ways ours does not), and
 // CI never builds llama.cpp: without them in the cache each file's check skips, naming the
 // script. A file whose SHA-256 differs from the fixture's is a failure, not a skip.
+#include "compute/engine/BackendPerplexity.hpp"
 #include "compute/engine/Engine.hpp"
 #include "compute/engine/VulkanBackend.hpp"
 #include "models/LoadedModel.hpp"
@@ -92,11 +93,7 @@ private slots:
         models::PerplexityOptions ppOptions;
         ppOptions.context = ppl.at("ctx").get<std::uint32_t>();
         if (model.tokenizer.addBos) ppOptions.bosId = tokenizer.bos();
-        const auto result = models::computePerplexity(tokens, model.config.vocabSize, ppOptions,
-                                                      [&](std::span<const std::int32_t> window) {
-                                                          backend.reset();
-                                                          return backend.appendAllLogits(window);
-                                                      });
+        const auto result = compute::backendPerplexity(backend, tokens, ppOptions);
         const auto exactChunks = ppl.at("exactChunkMeanNll").get<std::vector<double>>();
         QCOMPARE(std::size_t(result.chunks), exactChunks.size());
         const double exact = ppl.at("exact").get<double>();

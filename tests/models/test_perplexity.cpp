@@ -36,6 +36,53 @@ private slots:
         QCOMPARE(result.chunkMeanNll.size(), std::size_t(4));
     }
 
+    // Pieces: the same numbers as whole windows, no piece holds more than rowsPerPiece rows of
+    // logits, and the window's last token is never run.
+    void piecesGiveTheWholeWindowsNumbers() {
+        const std::uint32_t vocab = 11;
+        const auto tokens = sequence(500, vocab);
+        // Logits that depend on every token so far: a piece sees its window's prefix.
+        auto logitsAfter = [&](std::span<const std::int32_t> prefix) {
+            std::vector<float> row(vocab);
+            const std::int64_t sum = std::accumulate(prefix.begin(), prefix.end(), 0ll);
+            for (std::uint32_t i = 0; i < vocab; ++i) row[i] = float((sum * (i + 3)) % 17) / 4.0f;
+            return row;
+        };
+        auto whole = [&](std::span<const std::int32_t> window) {
+            std::vector<float> rows;
+            for (std::size_t p = 0; p < window.size(); ++p) {
+                const auto row = logitsAfter(window.first(p + 1));
+                rows.insert(rows.end(), row.begin(), row.end());
+            }
+            return rows;
+        };
+        std::vector<std::int32_t> seen;
+        std::size_t largestPiece = 0, tokensRun = 0;
+        const WindowPieces pieces = [&](std::span<const std::int32_t> piece, bool restart,
+                                        bool wantLogits) {
+            if (restart) seen.clear();
+            std::vector<float> rows;
+            for (auto token : piece) {
+                seen.push_back(token);
+                if (!wantLogits) continue;
+                const auto row = logitsAfter(seen);
+                rows.insert(rows.end(), row.begin(), row.end());
+            }
+            if (wantLogits) largestPiece = std::max(largestPiece, piece.size());
+            tokensRun += piece.size();
+            return rows;
+        };
+        PerplexityOptions options;
+        options.context = 120;
+        options.rowsPerPiece = 25;
+        const auto expected = computePerplexity(tokens, vocab, options, whole);
+        const auto streamed = computePerplexity(tokens, vocab, options, pieces);
+        QCOMPARE(streamed.tokenNll, expected.tokenNll);
+        QCOMPARE(streamed.perplexity, expected.perplexity);
+        QCOMPARE(largestPiece, std::size_t(25));
+        QCOMPARE(tokensRun, std::size_t(4 * 119)); // 4 windows, each but its last token
+    }
+
     void chunkCountsAndTokenLimit() {
         const std::uint32_t vocab = 10;
         const auto tokens = sequence(1000, vocab);
