@@ -46,6 +46,9 @@ struct EngineOptions {
     // Projection matrices and the output head. The embedding table is f32 for F32 (and for
     // AsStored over f32 host weights), else f16: the lookup reads one row per token.
     WeightFormat weightFormat = WeightFormat::F16;
+    // The output head's format where it is not weightFormat: the scheme labs quantize only
+    // the projection matrices and keep the head as stored.
+    std::optional<WeightFormat> headFormat;
     std::uint32_t blockSize = 16;          // KV positions per block
     std::uint32_t kvCapacityTokens = 4096; // all sequences together
     std::uint32_t maxSequences = 64;
@@ -215,8 +218,10 @@ public:
 
     // Re-packs every matrix from the host weights the engine keeps (views into the model
     // file's mapping, or the substituted weights) and re-uploads it; no file is read again.
-    // Drops every sequence: their cached K and V came from the old weights.
-    void setWeightFormat(WeightFormat format);
+    // Drops every sequence: their cached K and V came from the old weights. `headFormat`:
+    // EngineOptions::headFormat. The embedding table and the head are kept, not re-packed,
+    // when their formats do not change.
+    void setWeightFormat(WeightFormat format, std::optional<WeightFormat> headFormat = {});
     WeightFormat weightFormat() const { return options_.weightFormat; }
     const std::vector<WeightMatrixInfo>& weightMatrices() const { return matrixInfo_; }
     // Whether any matrix is read with int8 activations (EngineOptions::int8Activations).
@@ -255,7 +260,9 @@ private:
     using WeightSource = std::function<std::vector<float>(const std::string&)>;
     using WeightCheck = std::function<bool(const std::string&)>;
     void build(const WeightSource& weights, const WeightCheck& has);
-    void uploadMatrices(); // the matrices of options_.weightFormat, replacing any others
+    // The matrices of options_.weightFormat (and headFormat), replacing any others; the
+    // embedding table and the head stay when keepUnchanged and their formats are the same.
+    void uploadMatrices(bool keepUnchanged = false);
     // One matrix from its (stacked) source tensors, in row chunks within matrixChunkLimit():
     // chunks hold a multiple of rowGranule rows (whole heads for Q|K|V); gateUpPairs splits
     // a gate|up matrix by output row, each chunk holding its gate rows and then its up rows.

@@ -152,11 +152,30 @@ void Engine::uploadSection(RowChunkedMatrix& matrix, const MatrixSection& sectio
     }
 }
 
-void Engine::uploadMatrices() {
+void Engine::uploadMatrices(bool keepUnchanged) {
     const auto& c = config_;
     const auto format = options_.weightFormat;
+    const auto requestedHead = options_.headFormat.value_or(format);
     const std::uint32_t qDim = c.heads * c.headDim, kvDim = c.kvHeads * c.headDim;
     auto& b = *buffers_;
+    // The embedding lookup reads one row per token, so the table's format costs memory, not
+    // time: it stays f16 (f32 when the matrices are f32), which needs no quantized embed
+    // kernels; the output head (~20% of decode reads) gets its own copy in the format.
+    const bool hasOutput =
+        store_ ? store_->contains("output.weight") : hostWeights_->count("output.weight") != 0;
+    if (!hasOutput && !c.tiedEmbeddings)
+        throw ComputeError("weight 'output.weight' is missing and embeddings are not tied");
+    const auto headFormat =
+        resolvedFormat({hasOutput ? "output.weight" : "token_embd.weight"}, requestedHead);
+    const auto tableFormat =
+        resolvedFormat({"token_embd.weight"}, requestedHead) == WeightFormat::F32
+            ? WeightFormat::F32
+            : WeightFormat::F16;
+    const bool keepTable =
+        keepUnchanged && !b.embedding.empty() && b.embedding.format == tableFormat;
+    const bool keepHead =
+        keepTable && (b.outputHead.empty() ? !hasOutput && headFormat == tableFormat
+                                           : b.outputHead.format == headFormat);
     // Free the previous matrices first, so a switch never holds two formats at once.
     for (auto& layer : layers_) {
         layer.qkv = {};
@@ -164,8 +183,8 @@ void Engine::uploadMatrices() {
         layer.gateUp = {};
         layer.down = {};
     }
-    b.embedding = {};
-    b.outputHead = {};
+    if (!keepTable) b.embedding = {};
+    if (!keepHead) b.outputHead = {};
     matrixInfo_.clear();
     std::uint64_t bytes = 0;
     // One entry per matrix, or per section where a fused matrix's parts take different
@@ -217,34 +236,26 @@ void Engine::uploadMatrices() {
                                       name(l, "ffn_down")),
                           name(l, "ffn_down"));
     }
-    // The embedding lookup reads one row per token, so the table's format costs memory, not
-    // time: it stays f16 (f32 when the matrices are f32), which needs no quantized embed
-    // kernels; the output head (~20% of decode reads) gets its own copy in the format.
-    const auto headFormat = resolvedFormat({"token_embd.weight"}, format);
-    const auto tableFormat =
-        headFormat == WeightFormat::F32 ? WeightFormat::F32 : WeightFormat::F16;
-    b.embedding = keep(
-        uploadFused({"token_embd.weight"}, c.hiddenSize, c.vocabSize, tableFormat, "token_embd"),
-        "token_embd");
-    const bool hasOutput =
-        store_ ? store_->contains("output.weight") : hostWeights_->count("output.weight") != 0;
-    if (hasOutput) {
-        b.outputHead = keep(
-            uploadFused({"output.weight"}, c.hiddenSize, c.vocabSize, format, "output"), "output");
-    } else if (!c.tiedEmbeddings) {
-        throw ComputeError("weight 'output.weight' is missing and embeddings are not tied");
-    } else if (headFormat != tableFormat) {
-        b.outputHead = keep(uploadFused({"token_embd.weight"}, c.hiddenSize, c.vocabSize,
-                                        headFormat, "output (tied)"),
-                            "output (tied)");
+    b.embedding = keep(keepTable ? std::move(b.embedding)
+                                 : uploadFused({"token_embd.weight"}, c.hiddenSize, c.vocabSize,
+                                               tableFormat, "token_embd"),
+                       "token_embd");
+    const std::string headName = hasOutput ? "output" : "output (tied)";
+    if (keepHead) {
+        if (!b.outputHead.empty()) b.outputHead = keep(std::move(b.outputHead), headName);
+    } else if (hasOutput || headFormat != tableFormat) {
+        b.outputHead = keep(uploadFused({hasOutput ? "output.weight" : "token_embd.weight"},
+                                        c.hiddenSize, c.vocabSize, requestedHead, headName),
+                            headName);
     }
     weightBytes_ = vectorBytes_ + bytes;
 }
 
-void Engine::setWeightFormat(WeightFormat format) {
-    if (format == options_.weightFormat) return;
+void Engine::setWeightFormat(WeightFormat format, std::optional<WeightFormat> headFormat) {
+    if (format == options_.weightFormat && headFormat == options_.headFormat) return;
     reset();
     const auto previous = options_.weightFormat;
+    const auto previousHead = options_.headFormat;
     // Fresh pipelines: descriptor sets are cached by buffer handle, and a new buffer may
     // reuse a freed one's handle.
     const KernelTuning tuning = kernels_->tuning();
@@ -252,10 +263,12 @@ void Engine::setWeightFormat(WeightFormat format) {
     kernels_ = std::make_unique<Kernels>(*context_, tuning);
     try {
         options_.weightFormat = format;
-        uploadMatrices();
+        options_.headFormat = headFormat;
+        uploadMatrices(true);
     } catch (...) {
         options_.weightFormat = previous;
-        uploadMatrices();
+        options_.headFormat = previousHead;
+        uploadMatrices(true);
         throw;
     }
     context_->resetPeak();
@@ -279,6 +292,8 @@ std::string Engine::weightFormatLabel() const {
         for (std::size_t i = 0; i < used.size(); ++i)
             label += (i == 0 ? ": " : " + ") + std::string(weightFormatName(used[i].first));
     }
+    if (options_.headFormat && *options_.headFormat != weightFormat())
+        label += ", head " + std::string(weightFormatName(*options_.headFormat));
     return label + (roundsActivations() ? ", int8 activations" : "");
 }
 

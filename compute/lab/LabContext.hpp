@@ -56,6 +56,9 @@ public:
     // made once per load, no fp32 copy of the weights).
     virtual std::shared_ptr<const ResidualRecording>
     recordResidualStream(const std::vector<std::int32_t>& ids) = 0;
+    // A lab re-packed the backend's engine and gave its weights back (the scheme labs): its
+    // pipelines are new, so the session warms them up again before its next timed run.
+    virtual void engineRepacked() = 0;
 };
 
 // The Vulkan engine behind the context's backend, or std::invalid_argument saying that `what`

@@ -360,6 +360,11 @@ LabSession::recordResidualStream(const std::vector<std::int32_t>& ids) {
         experiments::recordResidualStream(*s.reference, ids));
 }
 
+void LabSession::engineRepacked() {
+    state().warm = false;
+    warmUp();
+}
+
 FormatSwitch LabSession::setGenerationFormat(const std::string& name, const JobControl& control) {
     auto* engine = state().engine();
     if (!engine)

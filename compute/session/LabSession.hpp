@@ -107,6 +107,7 @@ public:
     double readBandwidth() override;
     std::shared_ptr<const ResidualRecording>
     recordResidualStream(const std::vector<std::int32_t>& ids) override;
+    void engineRepacked() override;
 
     std::string backendName() const;
     // The Vulkan engine's current weight format ("fp32" for the CPU reference).

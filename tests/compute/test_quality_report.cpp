@@ -166,7 +166,8 @@ private slots:
             const auto result = generate(*backend, ids, options);
             inputs.battery.push_back({ids, {decodeIds(result.generatedIds)}});
         }
-        const auto tables = qualityReport(store, inputs, factory);
+        const auto backends = referenceSchemeBackends(config, store, 1);
+        const auto tables = qualityReport(store, inputs, *backends);
         QCOMPARE(tables.size(), std::size_t(2)); // the quality table and its ranking
         const Table& t = tables[0];
         QCOMPARE(t.rows.size(), std::size_t(3));
@@ -216,6 +217,7 @@ private slots:
         QCOMPARE(std::get<std::string>(ranking.at(lowest, "verdict")), std::string("lowest"));
         QCOMPARE(ranking.number(lowest, "above lowest"), 0.0);
         QVERIFY(!ranking.notes.empty());
+        QCOMPARE(t.notes.back(), "ran on " + backends->description());
     }
 };
 

@@ -1,6 +1,9 @@
 // Chapter item 13 (soft labels): softmax at temperature T, the T-th-root rule for ratios, the
 // entropy and KL helpers, and the session's next-token distribution with per-scheme KL on a
-// synthetic model (the scheme that changes nothing has KL exactly 0).
+// synthetic model (the scheme that changes nothing has KL exactly 0); on a Vulkan session the
+// schemes run in their GPU formats on the session's engine, which gets its own weights back.
+#include "compute/engine/Engine.hpp"
+#include "compute/experiments/quantization/SchemeBackends.hpp"
 #include "compute/experiments/softlabels/SoftLabels.hpp"
 #include "compute/experiments/softlabels/SoftLabelsLab.hpp"
 #include "compute/session/LabSession.hpp"
@@ -82,6 +85,67 @@ private slots:
             std::invalid_argument,
             compute::experiments::SoftLabelsLab::run(
                 session, compute::experiments::SoftLabelRequest{"", false, {}}, {}));
+    }
+
+    void vulkanSessionRunsSchemesInTheirGpuFormats() {
+        QTemporaryDir dir;
+        models::SyntheticModelSpec spec;
+        spec.layers = 2;
+        const std::string model = dir.filePath("synthetic.gguf").toStdString();
+        models::writeSyntheticGguf(spec, model);
+        compute::LabSession session;
+        compute::LoadOptions load;
+        load.choice.kind = compute::BackendChoice::Kind::Vulkan;
+        QVERIFY(session.load(model, load).has_value());
+        auto* engine = compute::gpuEngineOf(session);
+        QVERIFY(engine);
+        const auto label = engine->weightFormatLabel();
+        const auto weightBytes = engine->memory().weightBytes;
+        const std::vector<std::int32_t> ids = {1, 5, 9, 2, 7};
+        const auto& weights = session.model().weights;
+        auto reference = ex::referenceSchemeBackends(session.model().config, weights, 1);
+        {
+            auto backends = ex::sessionSchemeBackends(session);
+            const auto stored = backends->use(models::parseQuantScheme("as-stored")).append(ids);
+            // fp32 keeps every stored value: the same engine, the same logits.
+            QCOMPARE(backends->use(models::parseQuantScheme("fp32")).append(ids), stored);
+            for (const char* name : {"int8-row", "int4-g128", "nf4-b64", "int4-g32"}) {
+                const auto scheme = models::parseQuantScheme(name);
+                const auto logits = backends->use(scheme).append(ids);
+                const auto format = ex::gpuFormatOfScheme(scheme);
+                if (format) {
+                    // Packed straight into the format: the projections in it, the head as
+                    // stored, no fp32 copy of the weights.
+                    for (const auto& matrix : engine->weightMatrices())
+                        if (matrix.name.rfind("blk.", 0) == 0) QCOMPARE(matrix.format, *format);
+                    QVERIFY(engine->options().headFormat == compute::WeightFormat::AsStored);
+                }
+                const auto expected = reference->use(scheme).append(ids);
+                QCOMPARE(logits.size(), expected.size());
+                float largest = 0, difference = 0;
+                for (std::size_t i = 0; i < logits.size(); ++i) {
+                    largest = std::max(largest, std::fabs(expected[i]));
+                    difference = std::max(difference, std::fabs(logits[i] - expected[i]));
+                }
+                // The kernels' sums in another order than the reference's: within 1e-3 of
+                // the largest logit (the engine's f32-accumulation tolerance).
+                QVERIFY2(difference <= 1e-3f * largest + 1e-5f,
+                         (std::string(name) + ": " + std::to_string(difference)).c_str());
+            }
+            QVERIFY(backends->description().find("int4-g32") != std::string::npos);
+            backends->finish();
+        }
+        // The session's engine as it was.
+        QCOMPARE(engine->weightFormatLabel(), label);
+        QCOMPARE(engine->memory().weightBytes, weightBytes);
+        QVERIFY(!engine->options().headFormat);
+        // Cancelled half-way: given back all the same.
+        {
+            auto backends = ex::sessionSchemeBackends(session);
+            backends->use(models::parseQuantScheme("int4-row"));
+        }
+        QCOMPARE(engine->weightFormatLabel(), label);
+        QCOMPARE(engine->memory().weightBytes, weightBytes);
     }
 };
 

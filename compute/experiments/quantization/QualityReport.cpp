@@ -3,6 +3,7 @@
 #include "models/ModelError.hpp"
 #include "models/formats/StrictJson.hpp"
 
+#include "compute/engine/BackendPerplexity.hpp"
 #include "compute/engine/Generation.hpp"
 #include "compute/experiments/quantization/PerplexityTies.hpp"
 #include "compute/experiments/quantization/WeightReport.hpp"
@@ -149,7 +150,7 @@ std::optional<double> estimatedSecondsLeft(std::span<const double> secondsPerDon
 }
 
 std::vector<Table> qualityReport(const models::WeightStore& weights, const QualityInputs& inputs,
-                                 const WeightsBackendFactory& makeBackend) {
+                                 SchemeBackends& backends) {
     const auto schemes = inputs.schemes.empty() ? models::standardQuantSchemes() : inputs.schemes;
     const auto names = projectionMatrixNames(weights);
     std::uint64_t parameters = 0;
@@ -166,8 +167,7 @@ std::vector<Table> qualityReport(const models::WeightStore& weights, const Quali
     std::vector<Continuation> reference;
     const bool runBattery = !inputs.battery.empty();
     if (runBattery && inputs.agreementTokens > 0) {
-        auto backend =
-            makeBackend(quantizedReferenceWeights(weights, {models::QuantScheme::AsStored, 0}));
+        auto* backend = &backends.use({models::QuantScheme::AsStored, 0});
         const std::size_t prompts = inputs.battery.size();
         for (std::size_t i = 0; i < prompts; ++i) {
             // Split the total evenly; the first (total % prompts) prompts take one more.
@@ -208,7 +208,7 @@ std::vector<Table> qualityReport(const models::WeightStore& weights, const Quali
                                ? tensor.data.size()
                                : models::packedByteCount(scheme, tensor.rows(), tensor.cols());
         }
-        auto backend = makeBackend(quantizedReferenceWeights(weights, scheme));
+        auto* backend = &backends.use(scheme);
         std::vector<Cell> row;
         row.emplace_back(scheme.name());
         row.emplace_back(8.0 * double(packedBytes) /
@@ -218,12 +218,7 @@ std::vector<Table> qualityReport(const models::WeightStore& weights, const Quali
             models::PerplexityOptions options;
             options.context = inputs.context;
             options.bosId = inputs.bosId;
-            const auto result =
-                models::computePerplexity(inputs.perplexityTokens, backend->vocabSize(), options,
-                                          [&](std::span<const std::int32_t> window) {
-                                              backend->reset();
-                                              return backend->appendAllLogits(window);
-                                          });
+            const auto result = backendPerplexity(*backend, inputs.perplexityTokens, options);
             row.emplace_back(result.perplexity);
             perplexities.push_back({scheme.name(), result.perplexity, result.tokenNll});
             progress(scheme.name() + ": perplexity " + std::to_string(result.perplexity));
@@ -287,6 +282,7 @@ std::vector<Table> qualityReport(const models::WeightStore& weights, const Quali
     if (!reference.empty())
         table.notes.push_back("agreement: the scheme's greedy choice at each of the full-precision "
                               "model's own greedy tokens, given the same prefix");
+    table.notes.push_back("ran on " + backends.description());
     if (!measurePerplexity) return {table};
     return {table, perplexityRankingTable(perplexities)};
 }

@@ -6,7 +6,7 @@
 // without a repetition penalty), and token agreement with the full-precision model given
 // identical context (teacher forcing on the full-precision model's own greedy tokens).
 #include "compute/Table.hpp"
-#include "compute/lab/SchemeBackends.hpp"
+#include "compute/experiments/quantization/SchemeBackends.hpp"
 #include "models/WeightStore.hpp"
 #include "models/quant/WeightQuantizer.hpp"
 #include "models/reference/ReferenceTransformer.hpp"
@@ -87,8 +87,8 @@ std::optional<double> estimatedSecondsLeft(std::span<const double> secondsPerDon
                                            std::size_t remaining);
 
 // Table "quality": scheme, bits/weight, perplexity, battery score per repetition penalty,
-// agreement. The full-precision reference is the weights as stored (dequantized).
+// agreement. The full-precision reference is the weights as stored.
 std::vector<Table> qualityReport(const models::WeightStore& weights, const QualityInputs& inputs,
-                                 const WeightsBackendFactory& makeBackend);
+                                 SchemeBackends& backends);
 
 } // namespace inferscope::compute::experiments

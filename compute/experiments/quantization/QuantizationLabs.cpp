@@ -2,7 +2,7 @@
 
 #include "compute/ResourcePaths.hpp"
 #include "compute/Stopwatch.hpp"
-#include "compute/lab/SchemeBackends.hpp"
+#include "compute/engine/BackendPerplexity.hpp"
 #include "models/formats/TextFile.hpp"
 #include "models/reference/Perplexity.hpp"
 
@@ -121,7 +121,10 @@ QualityReportLab::Result QualityReportLab::run(LabContext& lab, const Request& r
     };
 
     control.report("Measuring " + std::to_string(total) + " schemes…", 0);
-    auto tables = qualityReport(model.weights, inputs, schemeBackendFactory(lab));
+    const auto backends = sessionSchemeBackends(lab);
+    auto tables = qualityReport(model.weights, inputs, *backends);
+    control.report("Giving the session its weights back…", 99);
+    backends->finish();
     control.report("Done", 100);
     return tables;
 }
@@ -174,11 +177,7 @@ PerplexityLab::Result PerplexityLab::run(LabContext& lab, const Request& request
     };
     auto& backend = lab.backend();
     const auto start = Clock::now();
-    const auto result = models::computePerplexity(tokens, model.config.vocabSize, options,
-                                                  [&](std::span<const std::int32_t> window) {
-                                                      backend.reset();
-                                                      return backend.appendAllLogits(window);
-                                                  });
+    const auto result = backendPerplexity(backend, tokens, options);
     const double seconds = secondsSince(start);
 
     Table t;

@@ -27,8 +27,9 @@ struct WeightReportLab {
     static std::vector<Table> tables(const Result& result) { return result; }
 };
 
-// Every scheme runs from its own weights (quantized, then dequantized to f32) on f32 kernels:
-// the generation format of the session never enters it.
+// Every scheme runs its own weights on the session's backend (SchemeBackends: on Vulkan
+// packed straight into the scheme's GPU format); the session's generation format is put back
+// when the report ends.
 struct QualityRequest {
     std::vector<models::QuantSchemeSpec> schemes; // empty: the standard list
     std::optional<std::filesystem::path> text;    // perplexity text; empty: the corpus

@@ -64,9 +64,8 @@ std::vector<std::int32_t> topTokens(std::span<const float> logits, std::size_t c
 }
 
 NextTokenDistribution measureNextTokenDistribution(
-    const models::WeightStore& weights, const std::vector<std::int32_t>& promptIds,
-    const std::string& prompt, const std::vector<models::QuantSchemeSpec>& schemes,
-    const WeightsBackendFactory& makeBackend,
+    const std::vector<std::int32_t>& promptIds, const std::string& prompt,
+    const std::vector<models::QuantSchemeSpec>& schemes, SchemeBackends& backends,
     const std::function<std::string(std::int32_t)>& decode,
     const std::function<void(const std::string&)>& progress, std::size_t keepTop) {
     if (promptIds.empty()) throw std::invalid_argument("soft labels: the prompt has no tokens");
@@ -77,18 +76,16 @@ NextTokenDistribution measureNextTokenDistribution(
     d.prompt = prompt;
     say("Reference (weights as stored)…");
     {
-        auto backend =
-            makeBackend(quantizedReferenceWeights(weights, {models::QuantScheme::AsStored, 0}));
-        d.logits = backend->append(promptIds);
-        d.reference = "weights as stored, on " + backend->name();
+        auto& backend = backends.use({models::QuantScheme::AsStored, 0});
+        d.logits = backend.append(promptIds);
+        d.reference = "weights as stored, on " + backend.name();
     }
     d.topIds = topTokens(d.logits, keepTop);
     for (auto id : d.topIds) d.topPieces.push_back(decode(id));
     const auto reference = softmaxAtTemperature(d.logits, 1.0);
     for (const auto& scheme : schemes) {
         say("Scheme " + scheme.name() + "…");
-        auto backend = makeBackend(quantizedReferenceWeights(weights, scheme));
-        const auto logits = backend->append(promptIds);
+        const auto logits = backends.use(scheme).append(promptIds);
         const auto q = softmaxAtTemperature(logits, 1.0);
         SchemeDivergence s;
         s.scheme = scheme.name();
@@ -98,6 +95,7 @@ NextTokenDistribution measureNextTokenDistribution(
         s.topProbability = q[std::size_t(s.topToken)];
         d.schemes.push_back(std::move(s));
     }
+    d.schemesRanOn = backends.description();
     return d;
 }
 
@@ -167,9 +165,7 @@ Table schemeDivergenceTable(const NextTokenDistribution& d) {
     for (const auto& s : d.schemes)
         t.addRow({s.scheme, s.klNats, s.topPiece, s.topProbability,
                   std::string(s.topToken == referenceTop ? "yes" : "no")});
-    t.notes.push_back("Reference: " + d.reference +
-                      ". Each scheme quantizes the projection "
-                      "matrices, dequantizes them and runs on the same f32 kernels.");
+    t.notes.push_back("Reference: " + d.reference + ". The schemes ran on " + d.schemesRanOn + ".");
     return t;
 }
 

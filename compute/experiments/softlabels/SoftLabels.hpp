@@ -37,7 +37,8 @@ struct SchemeDivergence {
 // One prompt's next-token distribution, kept whole so any temperature can be redrawn.
 struct NextTokenDistribution {
     std::string prompt;
-    std::string reference; // what produced the logits ("as stored, f32 kernels on ...")
+    std::string reference;    // what produced the logits ("weights as stored, on ...")
+    std::string schemesRanOn; // SchemeBackends::description()
     std::vector<float> logits;
     std::vector<std::int32_t> topIds;   // the most likely tokens, by logit
     std::vector<std::string> topPieces; // their text
@@ -45,11 +46,11 @@ struct NextTokenDistribution {
 };
 using NextTokenDistributionPtr = std::shared_ptr<const NextTokenDistribution>;
 
-// The reference from the weights as stored, then each scheme; `decode` gives a token's text.
+// The reference from the weights as stored, then each scheme (on `backends`, one at a time);
+// `decode` gives a token's text.
 NextTokenDistribution measureNextTokenDistribution(
-    const models::WeightStore& weights, const std::vector<std::int32_t>& promptIds,
-    const std::string& prompt, const std::vector<models::QuantSchemeSpec>& schemes,
-    const WeightsBackendFactory& makeBackend,
+    const std::vector<std::int32_t>& promptIds, const std::string& prompt,
+    const std::vector<models::QuantSchemeSpec>& schemes, SchemeBackends& backends,
     const std::function<std::string(std::int32_t)>& decode,
     const std::function<void(const std::string&)>& progress = {}, std::size_t keepTop = 32);
 

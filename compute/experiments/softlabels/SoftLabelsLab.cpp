@@ -1,6 +1,6 @@
 #include "compute/experiments/softlabels/SoftLabelsLab.hpp"
 
-#include "compute/lab/SchemeBackends.hpp"
+#include "compute/experiments/quantization/SchemeBackends.hpp"
 #include "models/tokenizer/PrintableBytes.hpp"
 
 namespace inferscope::compute::experiments {
@@ -22,8 +22,9 @@ SoftLabelsLab::Result SoftLabelsLab::run(LabContext& lab, const Request& request
     const auto& tokenizer = lab.tokenizer();
     std::size_t step = 0;
     const std::size_t steps = request.schemes.size() + 1;
+    const auto backends = sessionSchemeBackends(lab);
     auto result = measureNextTokenDistribution(
-        lab.model().weights, ids, request.prompt, request.schemes, schemeBackendFactory(lab),
+        ids, request.prompt, request.schemes, *backends,
         // A token can hold part of a UTF-8 character: shown escaped, never as broken text.
         [&](std::int32_t id) {
             return models::printableBytes(
@@ -33,6 +34,8 @@ SoftLabelsLab::Result SoftLabelsLab::run(LabContext& lab, const Request& request
             control.throwIfCancelled();
             control.report(line, int(100 * step++ / steps));
         });
+    control.report("Giving the session its weights back…", 99);
+    backends->finish();
     control.report("Done", 100);
     return std::make_shared<const NextTokenDistribution>(std::move(result));
 }

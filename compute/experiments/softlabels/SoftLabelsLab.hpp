@@ -1,7 +1,7 @@
 #pragma once
 // Chapter item 13 as a lab: the next-token distribution after a prompt, and each scheme's
-// distance from it; the reference and the schemes run on the same f32 kernels
-// (compute/lab/SchemeBackends), like the quality report.
+// distance from it; the reference and the schemes run one at a time on the session's backend
+// (compute/experiments/quantization/SchemeBackends), like the quality report.
 #include "compute/experiments/softlabels/SoftLabels.hpp"
 #include "compute/lab/JobControl.hpp"
 #include "compute/lab/LabContext.hpp"
