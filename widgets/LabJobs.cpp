@@ -1,5 +1,7 @@
 #include "widgets/LabJobs.hpp"
 
+#include "compute/HeapRelease.hpp"
+
 #include <atomic>
 #include <exception>
 #include <mutex>
@@ -85,6 +87,7 @@ quint64 LabJobs::start(const QString& kind, Body body) {
                 failed = true;
                 error = QString::fromUtf8(e.what());
             }
+            compute::releaseFreedHeapMemory(); // a lab's engines and buffers are gone by now
             sendToInbox([this, entry, error, failed] { ended(entry, error, failed); });
         },
         Qt::QueuedConnection);
