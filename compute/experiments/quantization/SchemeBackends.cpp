@@ -81,8 +81,7 @@ public:
             options.cached = true;
             options.int8Activations = false;
             auto engine = std::make_shared<Engine>(
-                engine_.config(), quantizedReferenceWeights(lab_.model().weights, scheme),
-                options);
+                engine_.config(), quantizedReferenceWeights(lab_.model().weights, scheme), options);
             separate_ = std::make_unique<VulkanBackend>(std::move(engine));
             return *separate_;
         }
@@ -145,7 +144,8 @@ std::unique_ptr<SchemeBackends> referenceSchemeBackends(const models::ModelConfi
 }
 
 std::unique_ptr<SchemeBackends> sessionSchemeBackends(LabContext& lab) {
-    if (auto* engine = gpuEngineOf(lab)) return std::make_unique<EngineSchemeBackends>(lab, *engine);
+    if (auto* engine = gpuEngineOf(lab))
+        return std::make_unique<EngineSchemeBackends>(lab, *engine);
     return referenceSchemeBackends(lab.model().config, lab.model().weights);
 }
 
