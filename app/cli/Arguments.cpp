@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 
 namespace inferscope::cli {
@@ -131,9 +132,12 @@ double Arguments::number(const std::string& name, double fallback, double min, d
     double result = std::strtod(text->c_str(), &end);
     if (text->empty() || *end != '\0' || !std::isfinite(result))
         throw UsageError(name + " expects a number, got '" + *text + "'");
-    if (result < min || result > max)
-        throw UsageError(name + " must be between " + std::to_string(min) + " and " +
-                         std::to_string(max));
+    if (result < min || result > max) {
+        // %g: "between 0 and 100", not "0.000000 and 100.000000".
+        char range[96];
+        std::snprintf(range, sizeof range, " must be between %.15g and %.15g", min, max);
+        throw UsageError(name + range);
+    }
     return result;
 }
 

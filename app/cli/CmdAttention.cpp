@@ -8,6 +8,7 @@
 #include "models/LoadedModel.hpp"
 
 #include <iostream>
+#include <optional>
 
 namespace inferscope::cli {
 
@@ -19,20 +20,25 @@ static int runAttention(const CommandArgs& args, std::ostream& out) {
                          true);
     namespace ex = compute::experiments;
     ex::AttentionHeadOptions options;
-    std::uint32_t dim = 64;
-    if (!a.positionals().empty()) {
-        auto model = loadModelArgument(a.positional(0, "MODEL"));
-        dim = model.config.headDim;
-        if (dim > 64)
-            throw UsageError("the model's head dimension is " + std::to_string(dim) +
-                             "; this kernel takes at most 64 (use --dim)");
-    }
-    options.headDim = static_cast<std::uint32_t>(a.integer("--dim", dim, 1, 64));
+    // Every option is checked before the model is read; the model only gives --dim's default.
+    const std::optional<long long> givenDim =
+        a.value("--dim") ? std::optional(a.integer("--dim", 64, 1, 64)) : std::nullopt;
     options.lengths =
         parsePositiveList(a.valueOr("--lengths", "256,512,1024,2048,4096"), "--lengths");
     for (auto n : options.lengths)
         if (n < 2) throw UsageError("--lengths: a length must be at least 2");
     options.repeats = static_cast<int>(a.integer("--repeats", 3, 1, 100));
+    std::uint32_t dim = givenDim ? std::uint32_t(*givenDim) : 64;
+    if (!a.positionals().empty()) {
+        auto model = loadModelArgument(a.positional(0, "MODEL"));
+        if (!givenDim) {
+            dim = model.config.headDim;
+            if (dim > 64)
+                throw UsageError("the model's head dimension is " + std::to_string(dim) +
+                                 "; this kernel takes at most 64 (use --dim)");
+        }
+    }
+    options.headDim = dim;
     ex::AttentionHeadRequest request;
     request.options = options;
     request.deviceIndex = deviceArgument(a).value_or(0);
