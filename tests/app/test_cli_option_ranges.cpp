@@ -125,7 +125,8 @@ private slots:
     void thePageListsEveryNumericOption() {
         const std::regex read(R"(a\.(integer|number)\(\s*"(-[-a-zA-Z]+)\")");
         std::set<std::string> options;
-        for (const auto& entry : std::filesystem::directory_iterator(sourceRoot() / "app" / "cli")) {
+        for (const auto& entry :
+             std::filesystem::directory_iterator(sourceRoot() / "app" / "cli")) {
             const auto text = readFile(entry.path());
             for (std::sregex_iterator it(text.begin(), text.end(), read), end; it != end; ++it)
                 options.insert((*it)[2]);
