@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -25,6 +26,11 @@ public:
     // Converts values to type (F32, F16 or BF16).
     void addFloatTensor(const std::string& name, TensorType type, std::vector<std::uint64_t> shape,
                         std::span<const float> values);
+    // A tensor whose bytes `produce` makes when the file is written, one tensor at a time, so
+    // a large model is written without holding every tensor (write() streams them).
+    using TensorProducer = std::function<std::vector<std::uint8_t>()>;
+    void addTensorLater(const std::string& name, TensorType type, std::vector<std::uint64_t> shape,
+                        TensorProducer produce);
 
     std::vector<std::uint8_t> bytes() const;
     void write(const std::filesystem::path& path) const;
@@ -35,7 +41,14 @@ private:
         TensorType type;
         std::vector<std::uint64_t> shape;
         std::vector<std::uint8_t> data;
+        TensorProducer produce; // set by addTensorLater: data is made when written
+        std::uint64_t bytes = 0;
     };
+    // Checks the name and type; the byte count `elements` of `type` take.
+    std::uint64_t checkedBytes(const std::string& name, TensorType type,
+                               const std::vector<std::uint64_t>& shape) const;
+    std::string headerText() const;
+    std::vector<std::uint8_t> dataOf(const Tensor& tensor) const;
     std::vector<std::pair<std::string, std::string>> metadata_;
     std::vector<Tensor> tensors_;
 };
