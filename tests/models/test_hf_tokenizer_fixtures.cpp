@@ -134,7 +134,9 @@ void TestHfTokenizerFixtures::refusesDecodersThatRenderOtherwise() {
     refusedNaming(*byteLevel, {{"type", "Metaspace"}, {"replacement", "\u2581"}}, "decoder[0]");
     refusedNaming(*byteLevel, sequence({Json{{"type", "ByteLevel"}}, strip}), "decoder[1]");
     // Pre-tokenizer options our SentencePiece encoder does not apply.
-    for (const Json& entry : readFixture().at("cases")) {
+    // The function's `fixture` (read above): a range over readFixture().at(...) would outlive
+    // the temporary it points into (AddressSanitizer found the use after free).
+    for (const Json& entry : fixture.at("cases")) {
         if (entry.at("name") != "metaspace") continue;
         Json split = entry.at("tokenizer");
         split["pre_tokenizer"]["split"] = true;
