@@ -215,6 +215,9 @@ ReplayResult runReplay(const ReplayRequest& request,
         result.records[index] = sendOne(endpoint, request, result.model, index, epoch);
     };
     std::vector<std::thread> threads;
+    // Outside the branch: the workers read it until they are joined below (AddressSanitizer
+    // found it going out of scope while they ran).
+    std::atomic<std::uint32_t> next{0};
     if (request.rate > 0) {
         // Poisson arrivals: exponential gaps of mean 1 / rate, the same for the same seed.
         std::mt19937_64 random(request.seed);
@@ -227,7 +230,6 @@ ReplayResult runReplay(const ReplayRequest& request,
             at += gap(random);
         }
     } else {
-        std::atomic<std::uint32_t> next{0};
         const auto workers = std::min<std::size_t>(request.concurrency, request.mix.size());
         for (std::size_t w = 0; w < workers; ++w)
             threads.emplace_back([&] {
