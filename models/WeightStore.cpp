@@ -61,6 +61,14 @@ std::vector<float> WeightStore::dequantized(const std::string& name) const {
     return values;
 }
 
+void WeightStore::addMapping(std::shared_ptr<const MappedFile> mapping) {
+    mappings_.push_back(std::move(mapping));
+}
+
+void WeightStore::releaseResidentPages() const {
+    for (const auto& mapping : mappings_) mapping->releaseResidentPages();
+}
+
 std::uint64_t WeightStore::totalElements() const {
     std::uint64_t total = 0;
     for (const auto& [name, tensor] : tensors_) total += tensor.elements();

@@ -10,6 +10,7 @@
 //   Fused matrices (phi3's attn_qkv, its gate|up) are split into these names at load.
 // Shapes are in GGUF order: shape[0] is the contiguous dimension (a matrix with `rows`
 // outputs and `cols` inputs has shape {cols, rows}), so every matrix is row-major [rows][cols].
+#include "models/formats/MappedFile.hpp"
 #include "models/formats/TensorType.hpp"
 
 #include <cstdint>
@@ -37,6 +38,11 @@ class WeightStore {
 public:
     // Keeps `owner` (e.g. the memory mappings) alive as long as the views are used.
     void setOwner(std::shared_ptr<const void> owner) { owners_.push_back(std::move(owner)); }
+    // Keeps a file mapping the views point into alive, and lets releaseResidentPages drop it.
+    void addMapping(std::shared_ptr<const MappedFile> mapping);
+    // Drops the file mappings' pages from resident memory (see MappedFile); the views stay
+    // valid. Tensors held in memory (not mapped) are untouched.
+    void releaseResidentPages() const;
     void add(StoredTensor tensor);        // throws ModelError on a duplicate name
     void remove(const std::string& name); // no-op when absent
 
@@ -52,6 +58,7 @@ public:
 private:
     std::map<std::string, StoredTensor> tensors_;
     std::vector<std::shared_ptr<const void>> owners_;
+    std::vector<std::shared_ptr<const MappedFile>> mappings_;
 };
 
 } // namespace inferscope::models

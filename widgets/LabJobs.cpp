@@ -87,7 +87,8 @@ quint64 LabJobs::start(const QString& kind, Body body) {
                 failed = true;
                 error = QString::fromUtf8(e.what());
             }
-            compute::releaseFreedHeapMemory(); // a lab's engines and buffers are gone by now
+            compute::releaseFreedHeapMemory();    // a lab's engines and buffers are gone by now
+            session_->releaseMappedWeightPages(); // pages a host lab read
             sendToInbox([this, entry, error, failed] { ended(entry, error, failed); });
         },
         Qt::QueuedConnection);

@@ -165,6 +165,10 @@ std::optional<LoadedModelSummary> LabSession::load(const std::filesystem::path& 
     return summary;
 }
 
+void LabSession::releaseMappedWeightPages() const {
+    if (state_ && state_->model && state_->engine()) state_->model->weights.releaseResidentPages();
+}
+
 double LabSession::warmUp() {
     auto& s = state();
     auto* engine = s.engine();

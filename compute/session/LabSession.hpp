@@ -125,6 +125,11 @@ public:
     // A tiny prefill + decode whose timings are thrown away, so the first recorded run holds
     // no one-off pipeline cost; returns its seconds (0: nothing to warm on this backend).
     double warmUp();
+    // With the weights on the Vulkan device, drops the model file's pages from resident
+    // memory again after a host lab read them (the engine does after each upload); they come
+    // back from the page cache when read. No-op for the CPU reference, which reads them
+    // every step.
+    void releaseMappedWeightPages() const;
 
 private:
     struct State;

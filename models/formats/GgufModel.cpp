@@ -383,7 +383,7 @@ LoadedModel loadGgufModel(const std::filesystem::path& file) {
     model.config = readConfig(gguf, meta, *architecture,
                               static_cast<std::uint32_t>(model.tokenizer.tokens.size()));
 
-    model.weights.setOwner(gguf.mapping());
+    model.weights.addMapping(gguf.mapping());
     for (const GgufTensorInfo& info : gguf.tensorInfos()) {
         StoredTensor tensor;
         tensor.name = info.name;

@@ -29,6 +29,11 @@ MappedFile::MappedFile(const std::filesystem::path& path) : path_(path) {
     }
 }
 
+void MappedFile::releaseResidentPages() const {
+    // Advice only: a failure leaves the pages resident, which is merely what it was.
+    if (data_) ::madvise(const_cast<std::uint8_t*>(data_), size_, MADV_DONTNEED);
+}
+
 MappedFile::~MappedFile() {
     if (data_) ::munmap(const_cast<std::uint8_t*>(data_), size_);
 }

@@ -21,6 +21,10 @@ public:
     std::span<const std::uint8_t> bytes() const { return {data_, size_}; }
     std::uint64_t size() const { return size_; }
     const std::filesystem::path& path() const { return path_; }
+    // Drops the mapping's pages from this process's resident memory (the data stays: the
+    // mapping is read-only, so its pages are clean and come back from the page cache when
+    // next read). For a model whose weights now live on the device.
+    void releaseResidentPages() const;
 
 private:
     std::filesystem::path path_;

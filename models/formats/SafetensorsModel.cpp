@@ -155,6 +155,7 @@ LoadedModel loadSafetensorsModel(const std::filesystem::path& folder) {
     auto checkpoint =
         std::make_shared<const SafetensorsCheckpoint>(SafetensorsCheckpoint::openFolder(folder));
     model.weights.setOwner(checkpoint);
+    for (const auto& file : checkpoint->files()) model.weights.addMapping(file->mapping());
     model.fileBytes = checkpoint->totalBytes() + sizeIfExists(configPath) +
                       sizeIfExists(tokenizerPath) + sizeIfExists(tokenizerConfigPath);
 

@@ -2,6 +2,8 @@
 // from the environment, the default model and corpus paths, and the hint to run set-up.
 #include "models/LoadedModel.hpp"
 #include "models/ModelError.hpp"
+#include "models/WeightStore.hpp"
+#include "models/formats/MappedFile.hpp"
 
 #include <QTemporaryDir>
 #include <QtTest>
@@ -9,6 +11,8 @@
 #include <cstdlib>
 #include <fstream>
 #include <optional>
+#include <string>
+#include <vector>
 
 using namespace inferscope::models;
 
@@ -55,6 +59,7 @@ private slots:
     void cacheDirectoryFollowsTheEnvironment();
     void defaultModelNeedsSetUp();
     void refusesWhatIsNotAModel();
+    void mappedPagesCanLeaveResidentMemory();
 };
 
 void TestModelLoader::cacheDirectoryFollowsTheEnvironment() {
@@ -124,6 +129,47 @@ void TestModelLoader::refusesWhatIsNotAModel() {
     error = modelErrorOf([&] { loadModel(root / "empty"); });
     QVERIFY(error);
     QVERIFY2(std::string(error->what()).find("config.json") != std::string::npos, error->what());
+}
+
+namespace {
+long fileBackedResidentKiB() {
+    std::ifstream status("/proc/self/status");
+    std::string line;
+    while (std::getline(status, line))
+        if (line.rfind("RssFile:", 0) == 0) return std::stol(line.substr(8));
+    return -1;
+}
+} // namespace
+
+// An engine that has uploaded the weights drops the file's pages (WeightStore::
+// releaseResidentPages): they leave this process's resident memory, and the bytes read the
+// same afterwards (they come back from the page cache).
+void TestModelLoader::mappedPagesCanLeaveResidentMemory() {
+    QTemporaryDir dir;
+    const std::filesystem::path path = dir.filePath("weights.bin").toStdString();
+    std::vector<std::uint8_t> bytes(32u << 20);
+    for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = std::uint8_t(i * 2654435761u >> 13);
+    std::ofstream(path, std::ios::binary)
+        .write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
+    auto mapping = std::make_shared<const MappedFile>(path);
+    WeightStore store;
+    store.addMapping(mapping);
+    const auto sum = [&] {
+        std::uint64_t total = 0;
+        for (auto b : mapping->bytes()) total = total * 31 + b;
+        return total;
+    };
+    const auto before = fileBackedResidentKiB();
+    const auto expected = sum();
+    const auto touched = fileBackedResidentKiB();
+    QVERIFY2(touched - before >= 30 * 1024,
+             qPrintable(QString("%1 -> %2").arg(before).arg(touched)));
+    store.releaseResidentPages();
+    const auto released = fileBackedResidentKiB();
+    QVERIFY2(touched - released >= 30 * 1024,
+             qPrintable(QString("%1 -> %2").arg(touched).arg(released)));
+    QCOMPARE(sum(), expected);
+    QVERIFY(std::equal(bytes.begin(), bytes.end(), mapping->bytes().begin()));
 }
 
 QTEST_APPLESS_MAIN(TestModelLoader)
