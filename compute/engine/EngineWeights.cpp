@@ -67,14 +67,16 @@ void Engine::uploadSection(RowChunkedMatrix& matrix, const MatrixSection& sectio
                            bool gateUpPairs, const LaneScaleOrder& laneOrder) {
     const auto chosen = section.format;
     const std::uint32_t cols = matrix.cols;
-    const bool blockFormat = weightFormatInfo(chosen).packer == WeightPacker::GgmlBlocks;
+    const auto packer = weightFormatInfo(chosen).packer;
+    // Plain floats and the lab's schemes dequantize the file's rows a slab at a time.
+    const bool readsRowsLazily = packer != WeightPacker::GgmlBlocks;
     std::vector<std::vector<float>> owned(names.size());
     std::vector<MatrixPart> parts;
     for (std::size_t i = 0; i < names.size(); ++i) {
         const auto* stored = store_ ? store_->find(names[i]) : nullptr;
         MatrixPart part;
-        if (blockFormat && stored && formatReadsStoredType(chosen, stored->type)) {
-            part.stored = stored; // the file's own codes and scales
+        if (stored && (readsRowsLazily || formatReadsStoredType(chosen, stored->type))) {
+            part.stored = stored; // the file's own codes and scales, or rows dequantized later
         } else if (store_) {
             owned[i] = store_->dequantized(names[i]);
             part.values = owned[i];
@@ -100,35 +102,40 @@ void Engine::uploadSection(RowChunkedMatrix& matrix, const MatrixSection& sectio
         matrix.chunks.push_back(std::move(chunk));
         matrix.firstRows.push_back(section.firstRow + range.first);
     };
-    const auto packer = weightFormatInfo(chosen).packer;
     if (packer == WeightPacker::Float32 || packer == WeightPacker::Float16) {
-        // Plain floats: rows are independent, so each chunk packs from its own rows.
-        std::vector<float> joined;
-        std::span<const float> values = parts[0].values;
-        if (parts.size() > 1) {
-            joined.reserve(std::uint64_t(rows) * cols);
-            for (const auto& part : parts)
-                joined.insert(joined.end(), part.values.begin(), part.values.end());
-            values = joined;
-        }
-        for (const auto& range : ranges) {
-            const auto rowsOf = [&](std::uint32_t first) {
-                return values.subspan(std::uint64_t(first) * cols,
-                                      std::uint64_t(range.count) * cols);
-            };
-            std::vector<float> pair;
-            std::span<const float> chunk = values; // one chunk: the whole section
-            if (ranges.size() > 1) {
-                chunk = rowsOf(range.first);
-                if (gateUpPairs) {
-                    const auto up = rowsOf(outputRows + range.first);
-                    pair.assign(chunk.begin(), chunk.end());
-                    pair.insert(pair.end(), up.begin(), up.end());
-                    chunk = pair;
-                }
+        // Plain floats: rows are independent, so each chunk is filled a slice at a time from
+        // its parts' rows. Chunk row i is section row range.first + i; with gate|up pairs the
+        // chunk's second half holds the up rows, outputRows further on.
+        const auto sectionRows = [&](std::uint32_t first, std::span<float> out) {
+            const std::uint32_t end = first + std::uint32_t(out.size() / cols);
+            std::uint32_t partFirst = 0;
+            for (const auto& part : parts) {
+                const std::uint32_t from = std::max(first, partFirst);
+                const std::uint32_t to = std::min(end, partFirst + part.rows);
+                if (from < to)
+                    partRowValues(part, cols, from - partFirst,
+                                  out.subspan(std::uint64_t(from - first) * cols,
+                                              std::uint64_t(to - from) * cols));
+                partFirst += part.rows;
             }
-            keepChunk(uploadMatrix(*context_, chunk, range.count * rowsPerOutput, cols, chosen,
-                                   chunkLabel(range)),
+        };
+        for (const auto& range : ranges) {
+            const auto chunkRows = [&](std::uint32_t first, std::span<float> out) {
+                const std::uint32_t count = std::uint32_t(out.size() / cols);
+                for (std::uint32_t done = 0; done < count;) {
+                    const std::uint32_t row = first + done;
+                    const bool up = gateUpPairs && row >= range.count;
+                    const std::uint32_t halfEnd = up ? 2 * range.count : range.count;
+                    const std::uint32_t n = std::min(count - done, halfEnd - row);
+                    const std::uint32_t sectionRow =
+                        up ? outputRows + range.first + (row - range.count) : range.first + row;
+                    sectionRows(sectionRow,
+                                out.subspan(std::uint64_t(done) * cols, std::uint64_t(n) * cols));
+                    done += n;
+                }
+            };
+            keepChunk(uploadPlainMatrixRows(*context_, chunkRows, range.count * rowsPerOutput, cols,
+                                            chosen, chunkLabel(range)),
                       range);
         }
         return;
@@ -249,6 +256,8 @@ void Engine::uploadMatrices(bool keepUnchanged) {
                             headName);
     }
     weightBytes_ = vectorBytes_ + bytes;
+    // The weights live on the device now: the file's pages need not stay resident.
+    if (store_) store_->releaseResidentPages();
 }
 
 void Engine::setWeightFormat(WeightFormat format, std::optional<WeightFormat> headFormat) {

@@ -41,6 +41,35 @@ struct WordWriter {
     }
 };
 
+} // namespace
+
+void partRowValues(const MatrixPart& part, std::uint32_t cols, std::uint32_t firstRow,
+                   std::span<float> out) {
+    const std::uint64_t count = cols ? out.size() / cols : 0;
+    if (cols == 0 || out.size() % cols != 0 || firstRow + count > part.rows)
+        throw ComputeError("partRowValues: rows " + std::to_string(firstRow) + " + " +
+                           std::to_string(count) + " outside a part of " +
+                           std::to_string(part.rows));
+    if (!part.values.empty()) {
+        if (part.values.size() != std::uint64_t(part.rows) * cols)
+            throw ComputeError("matrix part has the wrong size");
+        const auto from = part.values.subspan(std::uint64_t(firstRow) * cols, out.size());
+        std::copy(from.begin(), from.end(), out.begin());
+        return;
+    }
+    if (!part.stored) throw ComputeError("matrix part has neither values nor stored bytes");
+    // A row of a stored matrix is a whole number of the type's blocks.
+    const auto rowBytes = models::tensorBytes(part.stored->type, cols);
+    if (!rowBytes || count * *rowBytes > part.stored->data.size() - firstRow * *rowBytes)
+        throw ComputeError("tensor '" + part.stored->name + "' of type " +
+                           std::string(models::tensorTypeName(part.stored->type)) +
+                           " has no whole rows of " + std::to_string(cols) + " values");
+    models::dequantize(part.stored->type,
+                       part.stored->data.subspan(firstRow * *rowBytes, count * *rowBytes), out);
+}
+
+namespace {
+
 // A part's f32 values: given, or dequantized from its stored bytes into `scratch`.
 std::span<const float> partValues(const MatrixPart& part, std::uint32_t cols,
                                   std::vector<float>& scratch) {
@@ -56,7 +85,7 @@ std::span<const float> partValues(const MatrixPart& part, std::uint32_t cols,
 }
 
 void packLab(const models::QuantSchemeSpec& spec, WeightFormat format,
-             std::span<const MatrixPart> parts, GpuPackedMatrix& out) {
+             std::span<const MatrixPart> parts, GpuPackedMatrix& out, std::uint64_t slabValues) {
     using models::QuantScheme;
     const bool eightBit =
         spec.scheme == QuantScheme::Int8PerTensor || spec.scheme == QuantScheme::Int8PerRow;
@@ -80,42 +109,58 @@ void packLab(const models::QuantSchemeSpec& spec, WeightFormat format,
         std::fill_n(out.words.begin(), out.formatWords, fill);
     }
 
+    // A part is packed a slab of rows at a time (dequantized per slab when it comes from the
+    // file), so a large matrix (a tied head) is never whole in f32 on the host. Slabs start on
+    // whole groups and whole bytes of codes, so they pack exactly as the whole part would; a
+    // per-tensor scale needs the whole part.
+    const std::uint64_t granule = std::lcm<std::uint64_t>(
+        grouped ? spec.groupSize / std::gcd<std::uint64_t>(spec.groupSize, cols) : 1,
+        cols % 2 == 0 ? 1 : 2);
+    const std::uint64_t slabTarget = std::max<std::uint64_t>(1, slabValues / cols);
     std::uint32_t firstRow = 0;
     std::uint64_t firstScale = 0;
-    std::vector<float> scratch;
+    std::vector<float> slab;
     for (std::size_t index = 0; index < parts.size(); ++index) {
         const auto& part = parts[index];
-        const auto values = partValues(part, std::uint32_t(cols), scratch);
-        const auto packed = models::packMatrix(spec, values, part.rows, cols);
         const std::uint64_t n = std::uint64_t(part.rows) * cols;
-        const std::uint8_t* codes = packed.bytes.data();
-        const std::uint8_t* scales = codes + (eightBit ? n : (n + 1) / 2);
-        for (std::uint64_t r = 0; r < part.rows; ++r) {
-            const std::uint64_t target = (firstRow + r) * stride;
-            const std::uint64_t source = r * cols;
-            if (eightBit) {
-                std::memcpy(writer.bytes() + target, codes + source, cols);
-                continue;
-            }
-            for (std::uint64_t c = 0; c < cols; ++c) {
-                const std::uint64_t e = source + c;
-                const unsigned code = e % 2 == 0 ? codes[e / 2] & 0x0fu : codes[e / 2] >> 4;
-                writer.setNibble(target + c, code);
-            }
+        if (grouped && index + 1 < parts.size() && n % spec.groupSize != 0) {
+            throw ComputeError(std::string(weightFormatName(format)) + ": a fused part of " +
+                               std::to_string(n) + " weights is not a whole number of groups");
         }
-        if (grouped) {
-            const std::uint64_t count = (n + spec.groupSize - 1) / spec.groupSize;
-            if (index + 1 < parts.size() && n % spec.groupSize != 0) {
-                throw ComputeError(std::string(weightFormatName(format)) + ": a fused part of " +
-                                   std::to_string(n) + " weights is not a whole number of groups");
+        const std::uint64_t slabRows =
+            perTensor ? part.rows : (slabTarget + granule - 1) / granule * granule;
+        for (std::uint64_t slabFirst = 0; slabFirst < part.rows; slabFirst += slabRows) {
+            const auto rows =
+                std::uint32_t(std::min<std::uint64_t>(slabRows, part.rows - slabFirst));
+            const std::uint64_t slabN = std::uint64_t(rows) * cols;
+            slab.resize(slabN);
+            partRowValues(part, std::uint32_t(cols), std::uint32_t(slabFirst), slab);
+            const auto packed = models::packMatrix(spec, slab, rows, cols);
+            const std::uint8_t* codes = packed.bytes.data();
+            const std::uint8_t* scales = codes + (eightBit ? slabN : (slabN + 1) / 2);
+            for (std::uint64_t r = 0; r < rows; ++r) {
+                const std::uint64_t target = (firstRow + slabFirst + r) * stride;
+                const std::uint64_t source = r * cols;
+                if (eightBit) {
+                    std::memcpy(writer.bytes() + target, codes + source, cols);
+                    continue;
+                }
+                for (std::uint64_t c = 0; c < cols; ++c) {
+                    const std::uint64_t e = source + c;
+                    const unsigned code = e % 2 == 0 ? codes[e / 2] & 0x0fu : codes[e / 2] >> 4;
+                    writer.setNibble(target + c, code);
+                }
             }
-            for (std::uint64_t s = 0; s < count; ++s)
-                writer.setHalf(out.formatWords, firstScale + s, readU16(scales + 2 * s));
-            firstScale += count;
-        } else {
-            for (std::uint64_t r = 0; r < part.rows; ++r)
-                writer.setHalf(out.formatWords, firstRow + r,
-                               readU16(scales + 2 * (perTensor ? 0 : r)));
+            if (grouped) {
+                const std::uint64_t count = (slabN + spec.groupSize - 1) / spec.groupSize;
+                for (std::uint64_t s = 0; s < count; ++s)
+                    writer.setHalf(out.formatWords, firstScale + s, readU16(scales + 2 * s));
+                firstScale += count;
+            } else {
+                for (std::uint64_t r = 0; r < rows; ++r)
+                    writer.setHalf(out.formatWords, firstRow + slabFirst + r,
+                                   readU16(scales + 2 * (perTensor ? 0 : r)));
+            }
         }
         firstRow += part.rows;
     }
@@ -256,7 +301,7 @@ WeightFormat formatForStoredType(models::TensorType type) {
 }
 
 GpuPackedMatrix packForGpu(WeightFormat format, std::span<const MatrixPart> parts,
-                           std::uint32_t cols) {
+                           std::uint32_t cols, std::uint64_t slabValues) {
     const auto& info = weightFormatInfo(format);
     GpuPackedMatrix out;
     out.format = format;
@@ -275,7 +320,7 @@ GpuPackedMatrix packForGpu(WeightFormat format, std::span<const MatrixPart> part
         break;
     }
     case WeightPacker::LabScheme:
-        packLab(*info.labScheme, format, parts, out);
+        packLab(*info.labScheme, format, parts, out, slabValues);
         out.alignedGroups = info.alignedVariant && cols % kColumnPadding == 0;
         break;
     case WeightPacker::GgmlBlocks:

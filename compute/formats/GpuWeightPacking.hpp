@@ -42,6 +42,11 @@ struct MatrixPart {
     const models::StoredTensor* stored = nullptr;
 };
 
+// Rows [firstRow, firstRow + out.size() / cols) of a part's f32 values: copied from its
+// values, or dequantized from just those rows' stored blocks (a stored row is whole blocks).
+void partRowValues(const MatrixPart& part, std::uint32_t cols, std::uint32_t firstRow,
+                   std::span<float> out);
+
 // A matrix in its GPU layout, on the host.
 struct GpuPackedMatrix {
     WeightFormat format = WeightFormat::F32;
@@ -57,8 +62,10 @@ struct GpuPackedMatrix {
 // WeightFormatInfo::packer); throws ComputeError for a shape the format cannot hold (Q4_0 /
 // Q4_1 / Q8_0 from stored bytes need cols % 32 == 0; group formats need cols % 4 == 0 and
 // every part but the last a whole number of groups) and for AsStored.
+// The lab's schemes pack a part about `slabValues` values at a time (dequantized per slab
+// from stored bytes); any slab size gives the same words.
 GpuPackedMatrix packForGpu(WeightFormat format, std::span<const MatrixPart> parts,
-                           std::uint32_t cols);
+                           std::uint32_t cols, std::uint64_t slabValues = 1u << 20);
 // F32 / F16: rows of `cols` values (values.size() / cols rows), each padded to
 // paddedColumns(cols); plainRowWords(format, cols) words per row.
 std::vector<std::uint32_t> packPlainRows(WeightFormat format, std::span<const float> values,

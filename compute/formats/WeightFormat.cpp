@@ -91,8 +91,25 @@ DeviceMatrix uploadMatrix(const VulkanContext& context, std::span<const float> v
         return uploadPacked(context, packForGpu(format, std::span(&part, 1), cols), label,
                             rowBlock);
     }
-    // Plain floats: packed in slices, so a large matrix (the embedding table) never needs a
-    // second full-size host copy.
+    return uploadPlainMatrixRows(
+        context,
+        [&](std::uint32_t first, std::span<float> out) {
+            const auto from = values.subspan(std::uint64_t(first) * cols, out.size());
+            std::copy(from.begin(), from.end(), out.begin());
+        },
+        rows, cols, format, label, rowBlock);
+}
+
+DeviceMatrix uploadPlainMatrixRows(const VulkanContext& context, const MatrixRowSource& fillRows,
+                                   std::uint32_t rows, std::uint32_t cols, WeightFormat format,
+                                   const std::string& label,
+                                   std::optional<std::uint32_t> rowBlock) {
+    const auto packer = weightFormatInfo(format).packer;
+    if (packer != WeightPacker::Float32 && packer != WeightPacker::Float16)
+        throw ComputeError("matrix '" + label + "': rows a slice at a time need f32 or f16, not " +
+                           std::string(weightFormatName(format)));
+    // Packed in slices, so a large matrix (the embedding table) never needs a second
+    // full-size host copy.
     DeviceMatrix matrix;
     matrix.format = format;
     matrix.rows = rows;
@@ -102,13 +119,13 @@ DeviceMatrix uploadMatrix(const VulkanContext& context, std::span<const float> v
     const std::uint64_t rowWords = plainRowWords(format, cols), rowBytes = rowWords * 4;
     matrix.buffer = Buffer(context, rowBytes * rows, BufferKind::DeviceLocal, label);
     const auto rowsPerSlice = std::uint32_t(codeRowsPerUploadSlice(rowBytes, matrix.rowBlock));
+    std::vector<float> slice;
     for (std::uint32_t first = 0; first < rows; first += rowsPerSlice) {
         const std::uint32_t count = std::min(rowsPerSlice, rows - first);
-        const auto words = interleaveCodeRows(
-            packPlainRows(format,
-                          values.subspan(std::uint64_t(first) * cols, std::uint64_t(count) * cols),
-                          cols),
-            count, rowWords, matrix.rowBlock);
+        slice.resize(std::uint64_t(count) * cols);
+        fillRows(first, slice);
+        const auto words = interleaveCodeRows(packPlainRows(format, slice, cols), count, rowWords,
+                                              matrix.rowBlock);
         matrix.buffer.upload(std::span<const std::uint32_t>(words), first * rowBytes);
     }
     return matrix;

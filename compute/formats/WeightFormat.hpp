@@ -9,6 +9,7 @@
 #include "models/quant/WeightQuantizer.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -164,6 +165,13 @@ DeviceMatrix uploadMatrix(const VulkanContext& context, std::span<const float> v
                           std::uint32_t rows, std::uint32_t cols, WeightFormat format,
                           const std::string& label,
                           std::optional<std::uint32_t> rowBlock = std::nullopt);
+// F32 / F16 only: the same, with the rows asked for a slice at a time (`fillRows(first, out)`
+// writes rows [first, first + out.size() / cols)), so a large table is never whole in f32.
+using MatrixRowSource = std::function<void(std::uint32_t firstRow, std::span<float> out)>;
+DeviceMatrix uploadPlainMatrixRows(const VulkanContext& context, const MatrixRowSource& fillRows,
+                                   std::uint32_t rows, std::uint32_t cols, WeightFormat format,
+                                   const std::string& label,
+                                   std::optional<std::uint32_t> rowBlock = std::nullopt);
 
 // The values the GPU will compute with after packing into `format` (for CPU oracles):
 // f16 rounding, or Q8_0 quantization and back. Rows of `cols` values.

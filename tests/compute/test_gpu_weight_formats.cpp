@@ -418,6 +418,61 @@ private slots:
         QVERIFY(!formatReadsStoredType(WeightFormat::Int8Row, models::TensorType::Q8_0));
     }
 
+    // The lab's schemes pack a slab of rows at a time, dequantizing stored bytes per slab (a
+    // tied head is never whole in f32): every slab size gives the words of one slab, with
+    // groups crossing rows (100 and 96 columns), fused parts and odd row counts.
+    void labSchemesPackTheSameWordsInAnySlab() {
+        std::uint32_t seed = 500;
+        for (auto format : quantizedFormats()) {
+            if (!weightFormatInfo(format).labScheme) continue;
+            for (const Shape& shape : {Shape{{64, 29}, 100}, Shape{{77}, 96}, Shape{{33}, 576}}) {
+                std::vector<std::vector<float>> values;
+                std::vector<std::vector<std::uint8_t>> storedBytes;
+                std::vector<models::StoredTensor> stored(shape.partRows.size());
+                std::vector<MatrixPart> fromValues, fromStored;
+                for (std::size_t i = 0; i < shape.partRows.size(); ++i) {
+                    const std::uint32_t rows = shape.partRows[i];
+                    values.push_back(randomWeights(std::size_t(rows) * shape.cols, seed++));
+                    fromValues.push_back({values.back(), rows, nullptr});
+                }
+                for (std::size_t i = 0; i < shape.partRows.size(); ++i) {
+                    const bool q8 = shape.cols % 32 == 0;
+                    const auto type = q8 ? models::TensorType::Q8_0 : models::TensorType::F32;
+                    storedBytes.push_back(
+                        q8 ? models::quantizeGgml(type, values[i])
+                           : std::vector<std::uint8_t>(
+                                 reinterpret_cast<const std::uint8_t*>(values[i].data()),
+                                 reinterpret_cast<const std::uint8_t*>(values[i].data() +
+                                                                       values[i].size())));
+                    stored[i].name = "w" + std::to_string(i);
+                    stored[i].type = type;
+                    stored[i].shape = {shape.cols, shape.partRows[i]};
+                    stored[i].data = storedBytes[i];
+                    fromStored.push_back({{}, shape.partRows[i], &stored[i]});
+                }
+                const auto name =
+                    std::string(weightFormatName(format)) + " x " + std::to_string(shape.cols);
+                const auto whole = packForGpu(format, fromValues, shape.cols);
+                for (std::uint64_t slab : {1ull, 700ull, 5000ull}) {
+                    QVERIFY2(packForGpu(format, fromValues, shape.cols, slab).words == whole.words,
+                             (name + ", slab " + std::to_string(slab)).c_str());
+                }
+                // From the stored bytes, a slab at a time: the words of their dequantized
+                // values packed whole.
+                std::vector<std::vector<float>> dequantized;
+                std::vector<MatrixPart> fromDequantized;
+                for (std::size_t i = 0; i < stored.size(); ++i) {
+                    dequantized.emplace_back(values[i].size());
+                    models::dequantize(stored[i].type, stored[i].data, dequantized.back());
+                    fromDequantized.push_back({dequantized.back(), shape.partRows[i], nullptr});
+                }
+                const auto storedWhole = packForGpu(format, fromDequantized, shape.cols);
+                QVERIFY2(packForGpu(format, fromStored, shape.cols, 700).words == storedWhole.words,
+                         (name + " from stored bytes").c_str());
+            }
+        }
+    }
+
     // One function per code order and group of formats, so each fits its CTest part on an
     // empty shader cache.
     void dequantizeExactlyRowMajor() { dequantizeEveryFormat(0, quantizedFormats()); }
