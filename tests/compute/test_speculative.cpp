@@ -10,6 +10,8 @@
 #include "compute/experiments/softlabels/SoftLabels.hpp"
 #include "compute/experiments/speculative/SpeculativeDecoding.hpp"
 #include "compute/experiments/speculative/SpeculativeLab.hpp"
+#include "compute/lab/JobControl.hpp"
+#include "compute/lab/LabContext.hpp"
 #include "compute/session/LabSession.hpp"
 #include "models/LoadedModel.hpp"
 #include "models/reference/ReferenceTransformer.hpp"
@@ -18,6 +20,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <atomic>
 #include <cmath>
 #include <map>
 
@@ -332,7 +335,20 @@ private slots:
         request.study.positions = 16;
         request.study.runDraftLengths = {2, 4};
         request.study.runTokens = 12;
+        auto* engine = gpuEngineOf(session);
+        QVERIFY(engine);
+        const auto label = engine->weightFormatLabel();
+        const auto weightBytes = engine->memory().weightBytes;
         const auto study = ex::SpeculativeLab::run(session, request, {});
+        // The target was the session's engine re-packed into fp16 (it holds the session's
+        // whole KV cache, more than an engine sized for the study would), given back after.
+        QVERIFY2(study->target.find("fp16") != std::string::npos, study->target.c_str());
+        std::uint64_t kvBytesPerPosition = 0;
+        for (auto bytes : engine->kvCache().bytesPerPositionByLayer()) kvBytesPerPosition += bytes;
+        QVERIFY(study->targetDeviceBytes >= std::uint64_t(engine->kvCache().capacityBlocks()) *
+                                                engine->kvCache().blockSize() * kvBytesPerPosition);
+        QCOMPARE(engine->weightFormatLabel(), label);
+        QCOMPARE(engine->memory().weightBytes, weightBytes);
         QCOMPARE(study->drafts.size(), std::size_t(2));
         for (const auto& d : study->drafts) {
             QCOMPARE(d.agrees.size(), std::size_t(16));
@@ -351,6 +367,17 @@ private slots:
         QCOMPARE(tables[1].id, std::string("speculative-formula"));
         QCOMPARE(tables[1].rows.size(), std::size_t(8));
         QCOMPARE(tables[2].at(0, "same tokens as the target alone"), Cell(std::string("yes")));
+
+        // Cancelled while a draft is measured: the session gets its engine back all the same.
+        std::atomic<bool> cancel{false};
+        JobControl control;
+        control.cancel = &cancel;
+        control.progress = [&](const std::string& stage, int) {
+            if (stage.rfind("Draft", 0) == 0) cancel = true;
+        };
+        QVERIFY_THROWS_EXCEPTION(JobCancelled, ex::SpeculativeLab::run(session, request, control));
+        QCOMPARE(engine->weightFormatLabel(), label);
+        QCOMPARE(engine->memory().weightBytes, weightBytes);
 
         auto bad = request;
         bad.study.draftFormats = {"int3-magic"};

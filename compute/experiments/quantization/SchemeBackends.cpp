@@ -5,6 +5,7 @@
 #include "compute/engine/VulkanBackend.hpp"
 #include "compute/experiments/quantization/QualityReport.hpp"
 #include "compute/lab/LabContext.hpp"
+#include "compute/lab/SessionEngineLease.hpp"
 
 #include <algorithm>
 
@@ -57,16 +58,7 @@ private:
 class EngineSchemeBackends final : public SchemeBackends {
 public:
     EngineSchemeBackends(LabContext& lab, Engine& engine)
-        : lab_(lab), engine_(engine), session_(lab.backend()), format_(engine.weightFormat()),
-          headFormat_(engine.options().headFormat), probes_(engine.probes()),
-          cached_(engine.cached()) {}
-    ~EngineSchemeBackends() override {
-        try {
-            restore();
-        } catch (...) {
-            // Unwinding already (a cancel or an error): that error is the one reported.
-        }
-    }
+        : lab_(lab), engine_(engine), lease_(lab, engine) {}
 
     DecoderBackend& use(const models::QuantSchemeSpec& scheme) override {
         separate_.reset();
@@ -85,15 +77,13 @@ public:
             separate_ = std::make_unique<VulkanBackend>(std::move(engine));
             return *separate_;
         }
-        repacked_ = true;
-        engine_.setProbes({}); // measurements, not profiles
-        engine_.setCached(true);
-        engine_.setWeightFormat(*format, WeightFormat::AsStored);
-        session_.reset();
-        return session_;
+        return lease_.repack(*format, WeightFormat::AsStored);
     }
 
-    void finish() override { restore(); }
+    void finish() override {
+        separate_.reset();
+        lease_.giveBack();
+    }
 
     std::string description() const override {
         std::string text = "the Vulkan engine of the session, each scheme's projection matrices "
@@ -112,27 +102,11 @@ public:
     }
 
 private:
-    void restore() {
-        separate_.reset();
-        if (!repacked_) return;
-        repacked_ = false;
-        engine_.setWeightFormat(format_, headFormat_);
-        engine_.setProbes(probes_);
-        engine_.setCached(cached_);
-        session_.reset();
-        lab_.engineRepacked();
-    }
-
     LabContext& lab_;
     Engine& engine_;
-    DecoderBackend& session_;
-    WeightFormat format_;
-    std::optional<WeightFormat> headFormat_;
-    ProbeOptions probes_;
-    bool cached_;
-    bool repacked_ = false;
-    std::unique_ptr<DecoderBackend> separate_;
-    std::vector<std::string> fallbacks_; // schemes run on an fp32 engine of their own
+    SessionEngineLease lease_;
+    std::unique_ptr<DecoderBackend> separate_; // goes before the lease gives the engine back
+    std::vector<std::string> fallbacks_;       // schemes run on an fp32 engine of their own
 };
 
 } // namespace

@@ -325,7 +325,8 @@ void warmUp(DecoderBackend& model, std::span<const std::int32_t> prompt, std::ui
 
 } // namespace
 
-SpeculativeStudy runSpeculativeStudy(const FormatBackendFactory& makeBackend,
+SpeculativeStudy runSpeculativeStudy(const FormatBackendFactory& makeTarget,
+                                     const FormatBackendFactory& makeDraft,
                                      std::span<const std::int32_t> promptIds,
                                      const SpeculativeStudyOptions& options) {
     if (options.draftFormats.empty()) throw std::invalid_argument("no draft scheme to measure");
@@ -347,7 +348,7 @@ SpeculativeStudy runSpeculativeStudy(const FormatBackendFactory& makeBackend,
     study.temperature = options.temperature;
     const std::size_t stages = options.draftFormats.size() + 2;
     report("Building the target (" + options.targetFormat + ")", 0);
-    auto target = makeBackend(options.targetFormat);
+    auto target = makeTarget(options.targetFormat);
     study.target = target.backend->name();
     study.targetWeightBytes = target.weightBytes;
     study.targetDeviceBytes = target.deviceBytes;
@@ -368,7 +369,7 @@ SpeculativeStudy runSpeculativeStudy(const FormatBackendFactory& makeBackend,
         const auto& scheme = options.draftFormats[i];
         report("Draft " + scheme + ": agreement over the target's context",
                int(100 * (i + 1) / stages));
-        auto draft = makeBackend(scheme); // built while the target stays resident
+        auto draft = makeDraft(scheme); // built while the target stays resident
         warmUp(*draft.backend, promptIds, 2);
         auto agreement =
             measureAgreement(*draft.backend, promptIds, reference.tokens, options.cancelled);
@@ -391,7 +392,7 @@ SpeculativeStudy runSpeculativeStudy(const FormatBackendFactory& makeBackend,
         }
     }
     report("Real runs with the " + study.runDraft + " draft", int(100 * (stages - 1) / stages));
-    auto draft = makeBackend(study.runDraft);
+    auto draft = makeDraft(study.runDraft);
     warmUp(*draft.backend, promptIds, 2);
     SpeculativeOptions run;
     run.maxNewTokens = options.runTokens;

@@ -105,9 +105,11 @@ DraftAgreement measureAgreement(DecoderBackend& draft, std::span<const std::int3
 
 double medianOf(std::vector<double> values);
 
-// A backend in a weight format, with what it holds on the device (0 where it cannot tell).
+// A backend in a weight format, with what it holds on the device (0 where it cannot tell):
+// one of its own (`owned`), or one lent for the study (the session's engine re-packed).
 struct FormatBackend {
-    std::unique_ptr<DecoderBackend> backend;
+    std::unique_ptr<DecoderBackend> owned;
+    DecoderBackend* backend = nullptr; // owned.get() or the lent one
     std::uint64_t weightBytes = 0;
     std::uint64_t deviceBytes = 0;
 };
@@ -163,10 +165,12 @@ struct SpeculativeStudy {
 };
 using SpeculativeStudyPtr = std::shared_ptr<const SpeculativeStudy>;
 
-// Builds the target once and each draft while the target stays resident, measures alpha and c
-// per draft over `positions` greedy target tokens, then runs the chosen draft for real at each
-// draft length. Throws std::invalid_argument for a bad option (g = 0, no drafts, ...).
-SpeculativeStudy runSpeculativeStudy(const FormatBackendFactory& makeBackend,
+// Builds the target once (makeTarget(options.targetFormat)) and each draft (makeDraft) while
+// the target stays resident, measures alpha and c per draft over `positions` greedy target
+// tokens, then runs the chosen draft for real at each draft length. Throws
+// std::invalid_argument for a bad option (g = 0, no drafts, ...).
+SpeculativeStudy runSpeculativeStudy(const FormatBackendFactory& makeTarget,
+                                     const FormatBackendFactory& makeDraft,
                                      std::span<const std::int32_t> promptIds,
                                      const SpeculativeStudyOptions& options);
 
