@@ -470,7 +470,13 @@ private slots:
               firstChunk[63], threadsBefore, procStatus("Threads:"), rssBefore, rssAfter,
               blocksBefore, idle->metrics.blocksFree);
         // Nothing held per finished stream: a second round adds no more than small heap noise.
+#if defined(__SANITIZE_ADDRESS__)
+        // AddressSanitizer keeps freed memory in its quarantine (up to 256 MB), so resident
+        // memory grows by what a round frees; LeakSanitizer checks at exit that nothing is held.
+        qInfo("RSS growth not checked under AddressSanitizer (%ld KiB)", rssAfter - rssBefore);
+#else
         QVERIFY2(rssAfter - rssBefore < 16 * 1024, std::to_string(rssAfter - rssBefore).c_str());
+#endif
     }
 };
 
