@@ -2,13 +2,14 @@
 
 #include "compute/experiments/report/ReportHtml.hpp"
 #include "widgets/ReportPdf.hpp"
+#include "widgets/ScaledDialogs.hpp"
 #include "widgets/TableModel.hpp"
 
 #include <QAction>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QCoreApplication>
-#include <QFileDialog>
+#include <QDir>
 #include <QFileInfo>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -91,9 +92,8 @@ QString ClassReportPanel::emptyReason() const {
 }
 
 void ClassReportPanel::chooseFileAndWrite() {
-    const QString path =
-        QFileDialog::getSaveFileName(this, tr("Write the class report"),
-                                     QStringLiteral("class-report.html"), tr("HTML (*.html)"));
+    const QString path = chooseFileToSave(this, tr("Write the class report"),
+                                          QStringLiteral("class-report.html"), tr("HTML (*.html)"));
     if (!path.isEmpty()) writeReport(path);
 }
 

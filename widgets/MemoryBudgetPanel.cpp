@@ -2,10 +2,10 @@
 #include "models/tokenizer/PrintableBytes.hpp"
 
 #include "widgets/LabJobs.hpp"
+#include "widgets/ScaledDialogs.hpp"
 #include "widgets/TableModel.hpp"
 
 #include <QComboBox>
-#include <QFileDialog>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -68,8 +68,7 @@ MemoryBudgetPanel::MemoryBudgetPanel(QWidget* parent)
     add->setObjectName("budgetAddPresets");
     add->setToolTip(tr("A JSON file of model shapes, as resources/model-presets.json"));
     connect(add, &QPushButton::clicked, this, [this] {
-        const QString path =
-            QFileDialog::getOpenFileName(this, tr("Model presets"), {}, tr("JSON (*.json)"));
+        const QString path = chooseFileToOpen(this, tr("Model presets"), {}, tr("JSON (*.json)"));
         if (!path.isEmpty()) addPresets(path);
     });
     row->addWidget(add);

@@ -2,12 +2,12 @@
 
 #include "widgets/LabJobs.hpp"
 #include "widgets/PanelControls.hpp"
+#include "widgets/ScaledDialogs.hpp"
 #include "widgets/TableModel.hpp"
 
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
-#include <QFileDialog>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -120,8 +120,7 @@ ReplayPanel::ReplayPanel(QWidget* parent)
         rate_->setVisible(index == 1);
     });
     connect(pick, &QPushButton::clicked, this, [this] {
-        const QString file =
-            QFileDialog::getOpenFileName(this, tr("Request mix"), {}, tr("JSON (*.json)"));
+        const QString file = chooseFileToOpen(this, tr("Request mix"), {}, tr("JSON (*.json)"));
         if (file.isEmpty()) return;
         mix_->addItem(file, file);
         mix_->setCurrentIndex(mix_->count() - 1);

@@ -6,6 +6,7 @@
 #include "models/LoadedModel.hpp"
 #include "widgets/ChartExport.hpp"
 #include "widgets/LabSelection.hpp"
+#include "widgets/ScaledDialogs.hpp"
 
 #include <QAction>
 #include <QApplication>
@@ -13,11 +14,9 @@
 #include <QComboBox>
 #include <QDragEnterEvent>
 #include <QDropEvent>
-#include <QFileDialog>
 #include <QFileInfo>
 #include <QLabel>
 #include <QMenuBar>
-#include <QMessageBox>
 #include <QMimeData>
 #include <QPlainTextEdit>
 #include <QProgressBar>
@@ -281,8 +280,9 @@ void MainWindow::openModelDialog() {
     QString start = modelPath_.isEmpty()
                         ? QString::fromStdString((models::cacheDirectory() / "models").string())
                         : QFileInfo(modelPath_).absolutePath();
-    QString path = QFileDialog::getOpenFileName(
-        this, tr("Open model"), start,
+    // Dialogs take the scaled font of the central area (the window's own is not scaled).
+    QString path = widgets::chooseFileToOpen(
+        centralWidget(), tr("Open model"), start,
         tr("Models (*.gguf config.json);;GGUF files (*.gguf);;All files (*)"));
     if (path.isEmpty()) return;
     // A safetensors model is a folder: picking its config.json means the folder.
@@ -291,7 +291,7 @@ void MainWindow::openModelDialog() {
 }
 
 void MainWindow::exportAllDialog() {
-    QString folder = QFileDialog::getExistingDirectory(this, tr("Export all panels into"));
+    QString folder = widgets::chooseFolder(centralWidget(), tr("Export all panels into"));
     if (folder.isEmpty()) return;
     QString error;
     if (exportAll(folder, &error).isEmpty()) showError(tr("Export failed"), error);
@@ -303,7 +303,7 @@ void MainWindow::showError(const QString& title, const QString& message) {
         qWarning().noquote() << title << ":" << message;
         return;
     }
-    QMessageBox::warning(this, title, message);
+    widgets::showWarning(centralWidget(), title, message);
 }
 
 void MainWindow::dragEnterEvent(QDragEnterEvent* event) {

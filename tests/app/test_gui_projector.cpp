@@ -1,7 +1,8 @@
 // The window in front of a class (issue 48 item 7): Ctrl+= and Ctrl+- step through 1.0, 1.25,
 // 1.5, 1.75, 2.0; the wheel changes a control only when it has the focus (else the controls
 // column scrolls); a long progress or status line never widens a 1280 x 800 window; Ctrl+Return
-// that cannot run says why; the output names the model and scheme that produced it.
+// that cannot run says why; the output names the model and scheme that produced it; dialogs
+// take the scaled text.
 #include "app/gui/ControlsColumn.hpp"
 #include "app/gui/MainWindow.hpp"
 #include "models/synthetic/SyntheticModel.hpp"
@@ -10,6 +11,7 @@
 
 #include <QAction>
 #include <QCheckBox>
+#include <QDialog>
 #include <QDoubleSpinBox>
 #include <QLabel>
 #include <QLineEdit>
@@ -21,6 +23,7 @@
 #include <QSpinBox>
 #include <QStatusBar>
 #include <QTemporaryDir>
+#include <QTimer>
 #include <QWheelEvent>
 #include <QtTest/qtestspontaneevent.h>
 #include <QtTest>
@@ -206,6 +209,33 @@ private slots:
                      title.contains(window.backendName()),
                  qPrintable(title));
         QVERIFY(!window.outputView()->toPlainText().isEmpty());
+    }
+
+    // A dialog is a window of its own: it gets the scaled text of the window it belongs to
+    // (File > Export all panels..., and through the same helper every file chooser and box).
+    void dialogsFollowTheScale() {
+        MainWindow window(cpuBackendFactory());
+        window.setPresentationScale(1.5);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        const double expected = window.centralWidget()->font().pointSizeF();
+        QVERIFY(expected > QApplication::font().pointSizeF() * 1.4);
+        QAction* exportAll = nullptr;
+        for (auto* action : window.findChildren<QAction*>())
+            if (action->text().startsWith("&Export all panels")) exportAll = action;
+        QVERIFY(exportAll);
+        double dialogPoints = 0, labelPoints = 0;
+        QTimer::singleShot(0, &window, [&] {
+            auto* dialog = qobject_cast<QDialog*>(QApplication::activeModalWidget());
+            if (!dialog) return;
+            dialogPoints = dialog->font().pointSizeF();
+            if (auto* label = dialog->findChild<QLabel*>())
+                labelPoints = label->font().pointSizeF();
+            dialog->reject();
+        });
+        exportAll->trigger(); // modal until the timer rejects it
+        QCOMPARE(dialogPoints, expected);
+        QCOMPARE(labelPoints, expected);
     }
 
 private:
