@@ -2,6 +2,7 @@
 #include "app/gui/CommandLine.hpp"
 #include "app/gui/MainWindow.hpp"
 #include "app/gui/ScriptRunner.hpp"
+#include "compute/HeapRelease.hpp"
 
 #include <QApplication>
 #include <cstdio>
@@ -16,6 +17,7 @@ void nameApplication() {
 
 int main(int argc, char** argv) {
     using namespace inferscope::gui;
+    inferscope::compute::giveLargeBlocksTheirOwnPages();
     // The whole command line is checked before QApplication looks for a display, so a bad
     // option is named (exit 2) and --help/--version answer on a terminal without one; only
     // Qt's own options (-platform ...) are left for QApplication to take.
