@@ -42,6 +42,13 @@ Args matrixRows(const Buffer& input, std::uint32_t inputStride, const Buffer& ou
     return args;
 }
 
+Buffer zeroedBuffer(const VulkanContext& context, std::uint64_t bytes, BufferKind kind,
+                    const char* label) {
+    Buffer buffer(context, bytes, kind, label);
+    buffer.fillZero();
+    return buffer;
+}
+
 } // namespace
 
 EngineBufferPlan planEngineBuffers(const models::ModelConfig& c, const EngineOptions& options,
@@ -156,15 +163,7 @@ void Engine::build(const WeightSource& weights, const WeightCheck& has) {
                         kvDim = std::uint64_t(c.kvHeads) * c.headDim;
 
     const auto plan = planEngineBuffers(c, options_, context_->info().maxBindingBytes());
-    // The cache stores f16 K and V: one position of a layer is 2 x kv heads x head dim x 2 B.
-    kvCache_ = std::make_unique<KvCache>(
-        std::vector<std::uint64_t>(c.layers, 2ull * c.kvHeads * c.headDim * sizeof(std::uint16_t)),
-        plan.blockSize, plan.capacityBlocks, options_.maxSequences, plan.maxBlocksPerSequence);
-    if (plan.windowCapacityBlocks) {
-        std::vector<bool> windowed(c.layers);
-        for (std::uint32_t l = 0; l < c.layers; ++l) windowed[l] = c.windowed(l);
-        kvCache_->configureWindow(std::move(windowed), c.slidingWindow, plan.windowCapacityBlocks);
-    }
+    kvCache_ = makeKvCache(plan);
     // Norm weights as the kernels multiply by them: HF gemma's w plus its offset (1 + w).
     auto loadNorm = [&](const std::string& name, std::uint64_t expected) {
         auto values = load(name, expected);
@@ -228,11 +227,7 @@ void Engine::build(const WeightSource& weights, const WeightCheck& has) {
     vectorBytes_ = context_->allocatedBytes() - before;
     uploadMatrices();
 
-    for (std::uint32_t l = 0; l < c.layers; ++l) {
-        layers_[l].kv =
-            Buffer(*context_, c.windowed(l) ? plan.kvBytesPerWindowedLayer : plan.kvBytesPerLayer,
-                   BufferKind::DeviceLocal, layerName(l, "kv_cache"));
-    }
+    allocateKvBuffers(plan);
 
     options_.maxLogitRowsPerStep = plan.maxLogitRowsPerStep;
     const auto activationsBefore = context_->allocatedBytes();
@@ -240,9 +235,7 @@ void Engine::build(const WeightSource& weights, const WeightCheck& has) {
     b.queryStride = plan.queryStride;
     b.ffnStride = plan.ffnStride;
     auto zeroed = [&](std::uint64_t bytes, BufferKind kind, const char* label) {
-        Buffer buffer(*context_, bytes, kind, label);
-        buffer.fillZero();
-        return buffer;
+        return zeroedBuffer(*context_, bytes, kind, label);
     };
     b.hidden = zeroed(plan.hiddenBytes, BufferKind::DeviceLocal, "hidden");
     b.queries = zeroed(plan.queryBytes, BufferKind::DeviceLocal, "queries");
@@ -251,20 +244,76 @@ void Engine::build(const WeightSource& weights, const WeightCheck& has) {
     b.arrivals = zeroed(plan.arrivalBytes, BufferKind::DeviceLocal, "attention_arrivals");
     b.tokenIds = zeroed(plan.tokenIdBytes, BufferKind::Upload, "token_ids");
     b.tokenInfo = zeroed(plan.tokenInfoBytes, BufferKind::Upload, "token_info");
-    b.blockTables = zeroed(plan.blockTableBytes, BufferKind::Upload, "block_tables");
+    allocateBlockTables(plan);
     b.gather = zeroed(plan.gatherBytes, BufferKind::Upload, "logit_rows");
     b.logits = zeroed(plan.logitBytes, BufferKind::Readback, "logits");
     b.argmax = zeroed(plan.argmaxBytes, BufferKind::Readback, "argmax");
     b.residualMax = zeroed(plan.residualMaxBytes, BufferKind::Readback, "residual_max");
-    if (plan.windowBlockTableBytes)
-        b.windowBlockTables =
-            zeroed(plan.windowBlockTableBytes, BufferKind::Upload, "window_block_tables");
     b.qkvStride = plan.qkvStride;
     if (plan.qkvRowsBytes)
         b.qkvRows = zeroed(plan.qkvRowsBytes, BufferKind::DeviceLocal, "qkv_rows");
     if (plan.blockOutputBytes)
         b.blockOutput = zeroed(plan.blockOutputBytes, BufferKind::DeviceLocal, "block_output");
     b.activationBytes = context_->allocatedBytes() - activationsBefore;
+    context_->resetPeak();
+}
+
+std::unique_ptr<KvCache> Engine::makeKvCache(const EngineBufferPlan& plan) const {
+    const auto& c = config_;
+    // The cache stores f16 K and V: one position of a layer is 2 x kv heads x head dim x 2 B.
+    auto cache = std::make_unique<KvCache>(
+        std::vector<std::uint64_t>(c.layers, 2ull * c.kvHeads * c.headDim * sizeof(std::uint16_t)),
+        plan.blockSize, plan.capacityBlocks, options_.maxSequences, plan.maxBlocksPerSequence);
+    if (plan.windowCapacityBlocks) {
+        std::vector<bool> windowed(c.layers);
+        for (std::uint32_t l = 0; l < c.layers; ++l) windowed[l] = c.windowed(l);
+        cache->configureWindow(std::move(windowed), c.slidingWindow, plan.windowCapacityBlocks);
+    }
+    return cache;
+}
+
+void Engine::allocateKvBuffers(const EngineBufferPlan& plan) {
+    const auto& c = config_;
+    for (std::uint32_t l = 0; l < c.layers; ++l) {
+        layers_[l].kv =
+            Buffer(*context_, c.windowed(l) ? plan.kvBytesPerWindowedLayer : plan.kvBytesPerLayer,
+                   BufferKind::DeviceLocal, layerName(l, "kv_cache"));
+    }
+}
+
+void Engine::allocateBlockTables(const EngineBufferPlan& plan) {
+    auto& b = *buffers_;
+    b.blockTables =
+        zeroedBuffer(*context_, plan.blockTableBytes, BufferKind::Upload, "block_tables");
+    if (plan.windowBlockTableBytes)
+        b.windowBlockTables = zeroedBuffer(*context_, plan.windowBlockTableBytes,
+                                           BufferKind::Upload, "window_block_tables");
+}
+
+void Engine::setKvCapacity(std::uint32_t tokens) {
+    if (tokens == options_.kvCapacityTokens) return;
+    reset();
+    auto options = options_;
+    options.kvCapacityTokens = tokens;
+    const auto plan = planEngineBuffers(config_, options, context_->info().maxBindingBytes());
+    // The old cache goes first, so a resize never holds both.
+    auto& b = *buffers_;
+    const auto tableBytes = [&b] { return b.blockTables.size() + b.windowBlockTables.size(); };
+    const std::uint64_t otherActivationBytes = b.activationBytes - tableBytes();
+    for (auto& layer : layers_) layer.kv = {};
+    b.blockTables = {};
+    b.windowBlockTables = {};
+    // Fresh pipelines: descriptor sets are cached by buffer handle, and a new buffer may
+    // reuse a freed one's handle.
+    const KernelTuning tuning = kernels_->tuning();
+    kernels_.reset();
+    kernels_ = std::make_unique<Kernels>(*context_, tuning);
+    options_.kvCapacityTokens = tokens;
+    kvCache_ = makeKvCache(plan);
+    allocateKvBuffers(plan);
+    allocateBlockTables(plan); // step buffers, counted with the activations
+    b.activationBytes = otherActivationBytes + tableBytes();
+    peakKvAllocatedBytes_ = 0;
     context_->resetPeak();
 }
 

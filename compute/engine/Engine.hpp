@@ -43,8 +43,9 @@ struct ProbeOptions {
 
 struct EngineOptions {
     ContextOptions device;
-    // Projection matrices and the output head. The embedding table is f32 for F32 (and for
-    // AsStored over f32 host weights), else f16: the lookup reads one row per token.
+    // Projection matrices and the output head. A tied head doubles as the embedding table;
+    // an untied model's table is f32 for F32 (and for AsStored over f32 host weights), else
+    // f16: the lookup reads one row per token.
     WeightFormat weightFormat = WeightFormat::F16;
     // The output head's format where it is not weightFormat: the scheme labs quantize only
     // the projection matrices and keep the head as stored.
@@ -215,6 +216,10 @@ public:
     // Keeps the first newLength positions of a sequence (history and KV blocks; whole blocks
     // past them go back to the free list). Throws std::out_of_range past its end.
     void truncate(SequenceId sequence, std::uint32_t newLength);
+    // A KV cache of `tokens` positions (all sequences together) in place of the present one,
+    // which is freed first: a lab that borrows the session's engine (SessionEngineLease)
+    // needs only its own few positions. Drops every sequence.
+    void setKvCapacity(std::uint32_t tokens);
 
     // Re-packs every matrix from the host weights the engine keeps (views into the model
     // file's mapping, or the substituted weights) and re-uploads it; no file is read again.
@@ -301,6 +306,10 @@ private:
                   std::vector<float>& logits, std::vector<std::int32_t>& argmax, StepProbes& probes,
                   bool firstChunk);
     void uploadBlockTables(const std::vector<SequenceId>& sequences);
+    // The paged cache's bookkeeping, every layer's K|V buffer, and the block tables.
+    std::unique_ptr<KvCache> makeKvCache(const EngineBufferPlan& plan) const;
+    void allocateKvBuffers(const EngineBufferPlan& plan);
+    void allocateBlockTables(const EngineBufferPlan& plan);
     // Sliding-window layers: the window pool's blocks for one chunk's rows, and their tables.
     void reserveWindow(std::span<const TokenRow> rows, const std::vector<SequenceId>& ids);
     // After a chunk's submission: the probes it recorded (EngineProbes.cpp).

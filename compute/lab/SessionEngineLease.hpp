@@ -20,12 +20,12 @@ public:
     SessionEngineLease& operator=(const SessionEngineLease&) = delete;
 
     // The session's backend over its engine re-packed into `format` (head: `headFormat`, or
-    // following the format), reset.
-    DecoderBackend& repack(WeightFormat format, std::optional<WeightFormat> headFormat);
-    // The session's format, probes and caching back; throws if the re-pack fails.
+    // following the format), reset. `kvTokens`: a KV cache of that many positions while lent,
+    // in place of the session's (its contents are stale under other weights anyway).
+    DecoderBackend& repack(WeightFormat format, std::optional<WeightFormat> headFormat,
+                           std::optional<std::uint32_t> kvTokens = {});
+    // The session's format, KV cache, probes and caching back; throws if the re-pack fails.
     void giveBack();
-
-    Engine& engine() { return engine_; }
 
 private:
     LabContext& lab_;
@@ -35,6 +35,7 @@ private:
     std::optional<WeightFormat> headFormat_;
     ProbeOptions probes_;
     bool cached_;
+    std::uint32_t kvTokens_;
     bool repacked_ = false;
 };
 

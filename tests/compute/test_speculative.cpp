@@ -339,16 +339,29 @@ private slots:
         QVERIFY(engine);
         const auto label = engine->weightFormatLabel();
         const auto weightBytes = engine->memory().weightBytes;
-        const auto study = ex::SpeculativeLab::run(session, request, {});
-        // The target was the session's engine re-packed into fp16 (it holds the session's
-        // whole KV cache, more than an engine sized for the study would), given back after.
+        const auto kvReserved = engine->memory().kvReservedBytes;
+        const auto kvCapacity = engine->kvCache().capacityBlocks();
+        // What the session's engine holds while the drafts are measured.
+        std::uint64_t kvWhileLent = 0;
+        JobControl watch;
+        watch.progress = [&](const std::string& stage, int) {
+            if (stage.rfind("Draft", 0) == 0 && !kvWhileLent)
+                kvWhileLent = engine->memory().kvReservedBytes;
+        };
+        const auto study = ex::SpeculativeLab::run(session, request, watch);
+        // The target was the session's engine re-packed into fp16, with a KV cache sized for
+        // the study in place of the session's, and the engine came back whole after.
         QVERIFY2(study->target.find("fp16") != std::string::npos, study->target.c_str());
-        std::uint64_t kvBytesPerPosition = 0;
-        for (auto bytes : engine->kvCache().bytesPerPositionByLayer()) kvBytesPerPosition += bytes;
-        QVERIFY(study->targetDeviceBytes >= std::uint64_t(engine->kvCache().capacityBlocks()) *
-                                                engine->kvCache().blockSize() * kvBytesPerPosition);
+        QVERIFY(kvWhileLent > 0);
+        QVERIFY2(
+            kvWhileLent < kvReserved / 4,
+            qPrintable(QString("the lent engine held %1 bytes of KV cache; the session's is %2")
+                           .arg(kvWhileLent)
+                           .arg(kvReserved)));
         QCOMPARE(engine->weightFormatLabel(), label);
         QCOMPARE(engine->memory().weightBytes, weightBytes);
+        QCOMPARE(engine->memory().kvReservedBytes, kvReserved);
+        QCOMPARE(engine->kvCache().capacityBlocks(), kvCapacity);
         QCOMPARE(study->drafts.size(), std::size_t(2));
         for (const auto& d : study->drafts) {
             QCOMPARE(d.agrees.size(), std::size_t(16));
@@ -378,6 +391,7 @@ private slots:
         QVERIFY_THROWS_EXCEPTION(JobCancelled, ex::SpeculativeLab::run(session, request, control));
         QCOMPARE(engine->weightFormatLabel(), label);
         QCOMPARE(engine->memory().weightBytes, weightBytes);
+        QCOMPARE(engine->memory().kvReservedBytes, kvReserved);
 
         auto bad = request;
         bad.study.draftFormats = {"int3-magic"};

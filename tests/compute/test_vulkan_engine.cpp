@@ -247,6 +247,35 @@ private slots:
         checkValidation(single);
     }
 
+    void kvCapacityChangesInPlace() {
+        EngineOptions options;
+        options.kvCapacityTokens = 512;
+        Engine engine(*llama_, options);
+        const auto prompt = promptTokens(9, 300, 7);
+        const auto before = engine.step({{1, prompt}});
+        const auto reserved = engine.memory().kvReservedBytes;
+        const auto activations = engine.memory().activationBytes;
+        // A cache a quarter the size: the engine holds less and computes the same.
+        engine.setKvCapacity(128);
+        QCOMPARE(engine.memory().kvReservedBytes, reserved / 4);
+        QCOMPARE(engine.kvCache().capacityBlocks(), 128u / options.blockSize);
+        QCOMPARE(engine.sequenceLength(1), 0u); // sequences dropped with their cache
+        const auto small = engine.step({{1, prompt}});
+        QCOMPARE(small.sequences[0].argmax, before.sequences[0].argmax);
+        QCOMPARE(compareLogits(small.sequences[0].logits, before.sequences[0].logits, 300,
+                               "smaller cache"),
+                 0.0);
+        // Too long for the smaller cache now; whole again after it comes back.
+        QVERIFY_THROWS_EXCEPTION(ComputeError, engine.step({{2, promptTokens(200, 300, 8)}}));
+        engine.setKvCapacity(512);
+        QCOMPARE(engine.memory().kvReservedBytes, reserved);
+        QCOMPARE(engine.memory().activationBytes, activations);
+        const auto again = engine.step({{3, prompt}});
+        QCOMPARE(again.sequences[0].logits, before.sequences[0].logits);
+        engine.step({{2, promptTokens(200, 300, 8)}});
+        checkValidation(engine);
+    }
+
     void kvCacheBookkeeping() {
         KvCache cache(30, 3, 64, 16, 8, 4, 4);
         QCOMPARE(cache.kvBytesPerToken(), std::uint64_t(2 * 30 * 3 * 64 * 2)); // 23,040
