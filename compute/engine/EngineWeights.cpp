@@ -165,9 +165,9 @@ void Engine::uploadMatrices(bool keepUnchanged) {
     const auto requestedHead = options_.headFormat.value_or(format);
     const std::uint32_t qDim = c.heads * c.headDim, kvDim = c.kvHeads * c.headDim;
     auto& b = *buffers_;
-    // The embedding lookup reads one row per token, so the table's format costs memory, not
-    // time: it stays f16 (f32 when the matrices are f32), which needs no quantized embed
-    // kernels; the output head (~20% of decode reads) gets its own copy in the format.
+    // A tied head doubles as the embedding table: the lookup reads one row per token in any
+    // format, so the model holds one copy. An untied model's table stays f16 (f32 when the
+    // matrices are f32): read a row per token, its format costs memory, not time.
     const bool hasOutput =
         store_ ? store_->contains("output.weight") : hostWeights_->count("output.weight") != 0;
     if (!hasOutput && !c.tiedEmbeddings)
@@ -175,14 +175,14 @@ void Engine::uploadMatrices(bool keepUnchanged) {
     const auto headFormat =
         resolvedFormat({hasOutput ? "output.weight" : "token_embd.weight"}, requestedHead);
     const auto tableFormat =
-        resolvedFormat({"token_embd.weight"}, requestedHead) == WeightFormat::F32
+        !hasOutput ? headFormat
+        : resolvedFormat({"token_embd.weight"}, requestedHead) == WeightFormat::F32
             ? WeightFormat::F32
             : WeightFormat::F16;
     const bool keepTable =
         keepUnchanged && !b.embedding.empty() && b.embedding.format == tableFormat;
     const bool keepHead =
-        keepTable && (b.outputHead.empty() ? !hasOutput && headFormat == tableFormat
-                                           : b.outputHead.format == headFormat);
+        keepUnchanged && !b.outputHead.empty() && b.outputHead.format == headFormat;
     // Free the previous matrices first, so a switch never holds two formats at once.
     for (auto& layer : layers_) {
         layer.qkv = {};
@@ -243,18 +243,16 @@ void Engine::uploadMatrices(bool keepUnchanged) {
                                       name(l, "ffn_down")),
                           name(l, "ffn_down"));
     }
+    const std::string tableName = hasOutput ? "token_embd" : "output (tied)";
     b.embedding = keep(keepTable ? std::move(b.embedding)
                                  : uploadFused({"token_embd.weight"}, c.hiddenSize, c.vocabSize,
-                                               tableFormat, "token_embd"),
-                       "token_embd");
-    const std::string headName = hasOutput ? "output" : "output (tied)";
-    if (keepHead) {
-        if (!b.outputHead.empty()) b.outputHead = keep(std::move(b.outputHead), headName);
-    } else if (hasOutput || headFormat != tableFormat) {
-        b.outputHead = keep(uploadFused({hasOutput ? "output.weight" : "token_embd.weight"},
-                                        c.hiddenSize, c.vocabSize, requestedHead, headName),
-                            headName);
-    }
+                                               hasOutput ? tableFormat : requestedHead, tableName),
+                       tableName);
+    if (hasOutput)
+        b.outputHead = keep(keepHead ? std::move(b.outputHead)
+                                     : uploadFused({"output.weight"}, c.hiddenSize, c.vocabSize,
+                                                   requestedHead, "output"),
+                            "output");
     weightBytes_ = vectorBytes_ + bytes;
     // The weights live on the device now: the file's pages need not stay resident.
     if (store_) store_->releaseResidentPages();

@@ -49,14 +49,15 @@ struct AttentionPush {
     std::uint32_t kvBlocks;
 };
 
-struct EmbedPush {
+struct EmbedPush { // shaders/embed_params.glsl
+    std::uint32_t rows;
     std::uint32_t cols;
-    std::uint32_t rowStride;
+    std::uint32_t wStride;
     std::uint32_t outStride;
     std::uint32_t tokens;
     std::uint32_t vocab;
     std::uint32_t firstRow;
-    std::uint32_t chunkRows;
+    std::uint32_t formatWords;
 };
 
 struct QkNormRopePush {
@@ -511,10 +512,11 @@ void Kernels::embed(CommandRecorder& recorder, const DeviceMatrix& table, const 
     spec.resize(13, 0);
     spec.push_back(table.rowBlock); // ROW_BLOCK (shaders/code_layout.glsl)
     if (scale != 1.0f) spec.push_back(std::bit_cast<std::uint32_t>(scale)); // EMBED_SCALE (14)
-    auto& pipe = pipeline("embed_" + std::string(weightFormatShaderSuffix(table.format)), 3,
-                          sizeof(EmbedPush), std::move(spec), weightTexelBindings(table.format));
-    const EmbedPush push{table.cols, table.stride, outputStride, tokens, vocab ? vocab : table.rows,
-                         firstRow,   table.rows};
+    auto& pipe = pipeline("embed_" + matrixShaderSuffix(table), 3, sizeof(EmbedPush),
+                          std::move(spec), weightTexelBindings(table.format));
+    const EmbedPush push{table.rows,   table.cols,       table.stride,
+                         outputStride, tokens,           vocab ? vocab : table.rows,
+                         firstRow,     table.formatWords};
     recorder.dispatch(pipe, {{&table.buffer}, {&tokenIds}, {&output}}, push, tokens, 1, 1, label);
 }
 

@@ -64,24 +64,31 @@ std::vector<EngineMatrix> engineMatrices(const models::ModelConfig& c,
                             1,
                             false});
     }
-    // The embedding table stays f16 (f32 when the head is f32); the head gets its own copy
-    // in the format, also when the embeddings are tied and the formats differ.
-    const auto headFormat = resolveWeightFormat(&store, {"token_embd.weight"}, format);
-    const auto tableFormat =
-        headFormat == WeightFormat::F32 ? WeightFormat::F32 : WeightFormat::F16;
-    matrices.push_back(
-        {{"token_embd.weight"}, "token_embd", c.hiddenSize, c.vocabSize, tableFormat, 1, false});
-    if (store.contains("output.weight"))
+    // A tied head doubles as the embedding table (the lookup reads any format); an untied
+    // model keeps its table in f16 (f32 when the head is f32) beside the head in the format.
+    if (store.contains("output.weight")) {
+        const auto tableFormat =
+            resolveWeightFormat(&store, {"token_embd.weight"}, format) == WeightFormat::F32
+                ? WeightFormat::F32
+                : WeightFormat::F16;
+        matrices.push_back({{"token_embd.weight"},
+                            "token_embd",
+                            c.hiddenSize,
+                            c.vocabSize,
+                            tableFormat,
+                            1,
+                            false});
         matrices.push_back(
             {{"output.weight"}, "output", c.hiddenSize, c.vocabSize, format, 1, false});
-    else if (c.tiedEmbeddings && headFormat != tableFormat)
+    } else if (c.tiedEmbeddings) {
         matrices.push_back({{"token_embd.weight"},
                             "output (tied)",
                             c.hiddenSize,
                             c.vocabSize,
-                            headFormat,
+                            resolveWeightFormat(&store, {"token_embd.weight"}, format),
                             1,
                             false});
+    }
     return matrices;
 }
 

@@ -31,6 +31,7 @@
 #include <QtTest>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstring>
@@ -230,6 +231,34 @@ class GpuWeightFormatsTest : public QObject {
                 }
             }
         }
+        // The embedding lookup (a tied head doubles as the table): whole rows, exactly, and
+        // zeros in the padding columns, where a format with offsets would put its minimum.
+        {
+            const std::vector<std::uint32_t> ids = {matrix.rows - 1, 0, matrix.rows / 2, 0};
+            Buffer idBuffer(*context_, ids.size() * 4, BufferKind::DeviceLocal, "ids");
+            idBuffer.upload(std::span<const std::uint32_t>(ids));
+            const std::uint32_t stride = matrix.stride;
+            Buffer output(*context_, ids.size() * stride * 4, BufferKind::Readback, "rows");
+            for (auto& variant : variants_) {
+                recorder_->begin();
+                variant->embed(*recorder_, matrix, idBuffer, output, stride,
+                               std::uint32_t(ids.size()));
+                recorder_->submitAndWait();
+                const auto rows = output.read<float>(ids.size() * stride);
+                for (std::size_t t = 0; t < ids.size(); ++t)
+                    for (std::uint32_t c = 0; c < stride; ++c) {
+                        const float want =
+                            c < shape.cols ? expected[std::size_t(ids[t]) * shape.cols + c] : 0.0f;
+                        if (rows[t * stride + c] != want)
+                            QFAIL(qPrintable(QString::fromStdString(name) +
+                                             QString(": embedding row %1 column %2: %3, not %4")
+                                                 .arg(ids[t])
+                                                 .arg(c)
+                                                 .arg(rows[t * stride + c])
+                                                 .arg(want)));
+                    }
+            }
+        }
     }
 
     // The weights the GPU computes with, per source tensor, for the reference transformer.
@@ -350,7 +379,7 @@ private slots:
         std::set<std::string> embedded;
         for (const auto& shader : shaders::allShaders()) embedded.emplace(shader.name);
         std::set<std::string> expected;
-        const char* kernels[] = {"matvec_", "ffn_gateup_", "qkv_rope_"};
+        const char* kernels[] = {"matvec_", "ffn_gateup_", "qkv_rope_", "embed_"};
         for (const auto& info : weightFormatTable()) {
             const std::string name(info.name);
             QCOMPARE(weightFormatFromName(name), std::optional(info.format));
@@ -908,8 +937,10 @@ private slots:
         for (const auto& info : engine.weightMatrices()) sum += info.bytes;
         QVERIFY(sum < int4Bytes); // plus norms and RoPE frequencies
         QVERIFY(int4Bytes < f16Bytes);
-        // Tied embeddings: an f16 lookup table plus the head in the format.
+        // Tied embeddings: the head in the format doubles as the lookup table.
         QCOMPARE(engine.weightMatrices().back().name, std::string("output (tied)"));
+        QVERIFY(std::none_of(engine.weightMatrices().begin(), engine.weightMatrices().end(),
+                             [](const auto& m) { return m.name == "token_embd"; }));
         engine.setWeightFormat(WeightFormat::F16);
         QCOMPARE(engine.memory().weightBytes, f16Bytes);
         checkEngineValidation(engine);
