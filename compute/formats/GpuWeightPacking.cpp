@@ -70,7 +70,7 @@ void partRowValues(const MatrixPart& part, std::uint32_t cols, std::uint32_t fir
 
 namespace {
 
-// A part's f32 values: given, or dequantized from its stored bytes into `scratch`.
+// A part's f32 values: given (no copy), or its stored bytes dequantized into `scratch`.
 std::span<const float> partValues(const MatrixPart& part, std::uint32_t cols,
                                   std::vector<float>& scratch) {
     const std::uint64_t n = std::uint64_t(part.rows) * cols;
@@ -78,9 +78,8 @@ std::span<const float> partValues(const MatrixPart& part, std::uint32_t cols,
         if (part.values.size() != n) throw ComputeError("matrix part has the wrong size");
         return part.values;
     }
-    if (!part.stored) throw ComputeError("matrix part has neither values nor stored bytes");
     scratch.resize(n);
-    models::dequantize(part.stored->type, part.stored->data, scratch);
+    partRowValues(part, cols, 0, scratch);
     return scratch;
 }
 
