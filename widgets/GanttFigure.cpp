@@ -176,8 +176,7 @@ double GanttFigure::paintPlot(QPainter& painter, const QRectF& area) {
         painter.setPen(textColour());
         const QRectF header(plot.left(), groupTop[g] - headerHeight, plot.width(), headerHeight);
         painter.drawText(header, Qt::AlignLeft | Qt::AlignVCenter,
-                         headers.elidedText(groupHeader(groups_[g], groupSteps[g]), Qt::ElideRight,
-                                            header.width()));
+                         fitted(headers, groupHeader(groups_[g], groupSteps[g]), header.width()));
         painter.setFont(tickFont);
         for (int s = 0; s < groups_[g].slotCount; ++s) {
             const QRectF label(area.left() + titles.height() * 1.3, groupTop[g] + s * rowHeight,

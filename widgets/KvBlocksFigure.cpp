@@ -230,12 +230,11 @@ double KvBlocksFigure::paintPlot(QPainter& painter, const QRectF& area) {
     const double tablesHeaderWidth = across ? tablesWidth : area.width();
     painter.drawText(QRectF(area.left(), tablesAt.y() - header - ticks, tablesHeaderWidth, header),
                      Qt::AlignLeft | Qt::AlignVCenter,
-                     headers.elidedText(tablesHeader, Qt::ElideRight, tablesHeaderWidth));
+                     fitted(headers, tablesHeader, tablesHeaderWidth));
     const double poolHeaderWidth = area.right() - poolAt.x() + poolLabelWidth;
     painter.drawText(
         QRectF(poolAt.x() - poolLabelWidth, poolAt.y() - header - ticks, poolHeaderWidth, header),
-        Qt::AlignLeft | Qt::AlignVCenter,
-        headers.elidedText(poolHeader, Qt::ElideRight, poolHeaderWidth));
+        Qt::AlignLeft | Qt::AlignVCenter, fitted(headers, poolHeader, poolHeaderWidth));
 
     // Column ticks: the logical index over the block tables, the column over the pool.
     painter.setFont(labelFont);
@@ -289,8 +288,8 @@ double KvBlocksFigure::paintPlot(QPainter& painter, const QRectF& area) {
         painter.setPen(textColour());
         painter.drawText(QRectF(poolAt.x(), poolEnd, columns * cell, labels.height() * 1.2),
                          Qt::AlignLeft | Qt::AlignVCenter,
-                         labels.elidedText(tr("blocks %1-%2: free").arg(first).arg(last),
-                                           Qt::ElideRight, area.right() - poolAt.x()));
+                         fitted(labels, tr("blocks %1-%2: free").arg(first).arg(last),
+                                area.right() - poolAt.x()));
         poolEnd += labels.height() * 1.2;
     }
     return std::max(tablesAt.y() + double(rows_.size()) * pitch, poolEnd);

@@ -141,12 +141,24 @@ void PaintedFigure::paintLegend(QPainter& painter, const QRectF& area) const {
         painter.drawRect(box);
         const QRectF text(area.left() + x + swatch * 1.5, y, textWidth, rowHeight);
         painter.drawText(text, Qt::AlignLeft | Qt::AlignVCenter,
-                         metrics.elidedText(entry.text, Qt::ElideRight, textWidth));
+                         fitted(metrics, entry.text, textWidth));
         x += w + gap;
     }
 }
 
+QString PaintedFigure::title() const {
+    return panel_->title();
+}
+
+QString PaintedFigure::fitted(const QFontMetricsF& metrics, const QString& text,
+                              double width) const {
+    QString shown = metrics.elidedText(text, Qt::ElideRight, width);
+    if (shown != text) cut_ << text;
+    return shown;
+}
+
 void PaintedFigure::paintEvent(QPaintEvent*) {
+    cut_.clear();
     QPainter painter(this);
     painter.setRenderHint(QPainter::Antialiasing, false); // cells meet edge to edge
     painter.fillRect(rect(), backgroundColour());

@@ -10,6 +10,7 @@
 #include <QFont>
 #include <QPen>
 #include <QString>
+#include <QStringList>
 #include <QWidget>
 #include <vector>
 
@@ -30,6 +31,10 @@ public:
     void setLegend(std::vector<LegendEntry> entries);
     const std::vector<LegendEntry>& legend() const { return legend_; }
 
+    // The texts the last paint had to cut to fit their room (FigureTextCheck reads them).
+    const QStringList& textsCutInLastPaint() const { return cut_; }
+    QString title() const; // the panel's chart title
+
     // Eight fills that differ in hue and in grey level (Okabe-Ito, one more grey-blue).
     static const std::vector<QColor>& palette();
     // Black or white, whichever reads better on `fill`.
@@ -40,6 +45,8 @@ protected:
     virtual double paintPlot(QPainter& painter, const QRectF& area) = 0;
     void paintEvent(QPaintEvent* event) override;
 
+    // `text` elided to `width`; a cut text is recorded for textsCutInLastPaint().
+    QString fitted(const QFontMetricsF& metrics, const QString& text, double width) const;
     // The application's font at the panel's presentation scale, times factor.
     QFont scaledFont(double factor, bool bold = false) const;
     bool dark() const;
@@ -54,6 +61,7 @@ protected:
                   const QBrush& pattern) const;
 
 private:
+    mutable QStringList cut_;
     // The legend's height at this width (rows of swatch + text, wrapped).
     double legendHeight(double width) const;
     void paintLegend(QPainter& painter, const QRectF& area) const;

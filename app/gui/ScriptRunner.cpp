@@ -4,6 +4,7 @@
 #include "app/gui/PanelRegistry.hpp"
 #include "models/LoadedModel.hpp"
 #include "widgets/ChartExport.hpp"
+#include "widgets/FigureTextCheck.hpp"
 #include "widgets/LabSelection.hpp"
 
 #include <QCheckBox>
@@ -156,6 +157,9 @@ void ScriptRunner::afterSteps() {
             return finish(1, "cannot write the screenshot " + options_.screenshot);
         std::fprintf(stderr, "inferscope: saved the window as %s\n",
                      qPrintable(options_.screenshot));
+        // What the screenshot could not show whole (issue 48's walkthrough measures it).
+        for (const auto& text : widgets::cutFigureTexts(window_))
+            std::fprintf(stderr, "inferscope: text cut to fit: %s\n", qPrintable(text));
     }
     finish(0);
 }
