@@ -1,21 +1,15 @@
 // Large blocks freed inside a job go back to the system at once (HeapRelease.hpp).
 #include "compute/HeapRelease.hpp"
+#include "tests/ProcStatus.hpp"
 
 #include <QtTest>
 
-#include <cstring>
-#include <fstream>
 #include <memory>
-#include <string>
 #include <vector>
 
 namespace {
 long rssAnonKiB() {
-    std::ifstream status("/proc/self/status");
-    std::string line;
-    while (std::getline(status, line))
-        if (line.rfind("RssAnon:", 0) == 0) return std::stol(line.substr(8));
-    return -1;
+    return inferscope::tests::procStatus("RssAnon:");
 }
 } // namespace
 

@@ -12,6 +12,7 @@
 #include "models/tokenizer/Tokenizer.hpp"
 
 #include "tests/DefaultModel.hpp"
+#include "tests/ProcStatus.hpp"
 #include <QtTest>
 #include <httplib.h>
 #include <nlohmann/json.hpp>
@@ -116,13 +117,7 @@ SseAnswer stream(int port, const std::string& path, const Json& body,
     return answer;
 }
 
-long procStatus(const char* field) {
-    std::ifstream status("/proc/self/status");
-    std::string line;
-    while (std::getline(status, line))
-        if (line.rfind(field, 0) == 0) return std::stol(line.substr(std::strlen(field)));
-    return -1;
-}
+using inferscope::tests::procStatus;
 
 std::vector<std::int32_t> collect(ServingLoop& loop, std::vector<std::int32_t> prompt,
                                   std::uint32_t maxTokens);

@@ -4,6 +4,7 @@
 #include "models/ModelError.hpp"
 #include "models/WeightStore.hpp"
 #include "models/formats/MappedFile.hpp"
+#include "tests/ProcStatus.hpp"
 
 #include <QTemporaryDir>
 #include <QtTest>
@@ -133,11 +134,7 @@ void TestModelLoader::refusesWhatIsNotAModel() {
 
 namespace {
 long fileBackedResidentKiB() {
-    std::ifstream status("/proc/self/status");
-    std::string line;
-    while (std::getline(status, line))
-        if (line.rfind("RssFile:", 0) == 0) return std::stol(line.substr(8));
-    return -1;
+    return inferscope::tests::procStatus("RssFile:");
 }
 } // namespace
 
