@@ -290,6 +290,12 @@ void Engine::allocateBlockTables(const EngineBufferPlan& plan) {
                                            BufferKind::Upload, "window_block_tables");
 }
 
+void Engine::renewKernels() {
+    const KernelTuning tuning = kernels_->tuning();
+    kernels_.reset(); // the old pipelines go before the new ones are built
+    kernels_ = std::make_unique<Kernels>(*context_, tuning);
+}
+
 void Engine::setKvCapacity(std::uint32_t tokens) {
     if (tokens == options_.kvCapacityTokens) return;
     reset();
@@ -303,11 +309,7 @@ void Engine::setKvCapacity(std::uint32_t tokens) {
     for (auto& layer : layers_) layer.kv = {};
     b.blockTables = {};
     b.windowBlockTables = {};
-    // Fresh pipelines: descriptor sets are cached by buffer handle, and a new buffer may
-    // reuse a freed one's handle.
-    const KernelTuning tuning = kernels_->tuning();
-    kernels_.reset();
-    kernels_ = std::make_unique<Kernels>(*context_, tuning);
+    renewKernels();
     options_.kvCapacityTokens = tokens;
     kvCache_ = makeKvCache(plan);
     allocateKvBuffers(plan);

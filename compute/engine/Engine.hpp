@@ -310,6 +310,9 @@ private:
     std::unique_ptr<KvCache> makeKvCache(const EngineBufferPlan& plan) const;
     void allocateKvBuffers(const EngineBufferPlan& plan);
     void allocateBlockTables(const EngineBufferPlan& plan);
+    // Fresh pipelines after buffers were replaced: descriptor sets are cached by buffer
+    // handle, and a new buffer may reuse a freed one's handle.
+    void renewKernels();
     // Sliding-window layers: the window pool's blocks for one chunk's rows, and their tables.
     void reserveWindow(std::span<const TokenRow> rows, const std::vector<SequenceId>& ids);
     // After a chunk's submission: the probes it recorded (EngineProbes.cpp).

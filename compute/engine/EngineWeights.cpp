@@ -263,11 +263,7 @@ void Engine::setWeightFormat(WeightFormat format, std::optional<WeightFormat> he
     reset();
     const auto previous = options_.weightFormat;
     const auto previousHead = options_.headFormat;
-    // Fresh pipelines: descriptor sets are cached by buffer handle, and a new buffer may
-    // reuse a freed one's handle.
-    const KernelTuning tuning = kernels_->tuning();
-    kernels_.reset();
-    kernels_ = std::make_unique<Kernels>(*context_, tuning);
+    renewKernels();
     try {
         options_.weightFormat = format;
         options_.headFormat = headFormat;
