@@ -66,18 +66,16 @@ std::vector<EngineMatrix> engineMatrices(const models::ModelConfig& c,
     }
     // A tied head doubles as the embedding table (the lookup reads any format); an untied
     // model keeps its table in f16 (f32 when the head is f32) beside the head in the format.
+    const auto embeddingFormat = resolveWeightFormat(&store, {"token_embd.weight"}, format);
     if (store.contains("output.weight")) {
-        const auto tableFormat =
-            resolveWeightFormat(&store, {"token_embd.weight"}, format) == WeightFormat::F32
-                ? WeightFormat::F32
-                : WeightFormat::F16;
-        matrices.push_back({{"token_embd.weight"},
-                            "token_embd",
-                            c.hiddenSize,
-                            c.vocabSize,
-                            tableFormat,
-                            1,
-                            false});
+        matrices.push_back(
+            {{"token_embd.weight"},
+             "token_embd",
+             c.hiddenSize,
+             c.vocabSize,
+             embeddingFormat == WeightFormat::F32 ? WeightFormat::F32 : WeightFormat::F16,
+             1,
+             false});
         matrices.push_back(
             {{"output.weight"}, "output", c.hiddenSize, c.vocabSize, format, 1, false});
     } else if (c.tiedEmbeddings) {
@@ -85,7 +83,7 @@ std::vector<EngineMatrix> engineMatrices(const models::ModelConfig& c,
                             "output (tied)",
                             c.hiddenSize,
                             c.vocabSize,
-                            resolveWeightFormat(&store, {"token_embd.weight"}, format),
+                            embeddingFormat,
                             1,
                             false});
     }
