@@ -41,11 +41,10 @@ void checkChart(const QChartView& view, QStringList& cut) {
 
 QStringList cutFigureTexts(const QWidget& root) {
     QStringList cut;
-    auto visible = [&root](const QWidget* w) { return w->isVisibleTo(&root) && w->isVisible(); };
     for (const auto* view : root.findChildren<QChartView*>())
-        if (visible(view)) checkChart(*view, cut);
+        if (view->isVisible()) checkChart(*view, cut);
     for (const auto* figure : root.findChildren<PaintedFigure*>())
-        if (visible(figure))
+        if (figure->isVisible())
             for (const auto& text : figure->textsCutInLastPaint())
                 cut << figure->title() + ": " + text;
     return cut;
