@@ -11,6 +11,7 @@
 #include <QPainter>
 #include <QPixmap>
 #include <QSaveFile>
+#include <QScrollArea>
 #include <QSvgGenerator>
 #include <algorithm>
 #include <cmath>
@@ -19,37 +20,58 @@
 namespace inferscope::widgets::ChartExport {
 
 namespace {
-// A panel on a hidden tab has never been laid out: give it a size at which its chart gets a
-// readable figure, larger at a larger presentation scale, and the panel stays the larger of
-// the two (the figure is the chart with its title and caption, not more than the panel).
-void prepareForDrawing(ChartPanel& panel) {
-    // The table notes are part of the figure: shown (or hidden) before the layout is made,
-    // else the chart keeps the height they would take.
-    panel.notesWidget();
-    if (panel.isVisible()) {
-        if (panel.layout()) panel.layout()->activate();
-        return;
+// Every figure leaves at one size made for a report page, whatever the window's size and
+// scale: a chart 1000 x 620 pixels with its text at presentation scale 1.5, so that printed
+// 16 cm wide its smallest labels read at about 8 pt. The labels under it take its width.
+constexpr double kReportScale = 1.5;
+
+// Lays the panel's figure out at the report size for one export and gives the panel back its
+// scale and layout afterwards (all before the window repaints: nothing flickers).
+class ReportLayout {
+public:
+    explicit ReportLayout(ChartPanel& panel)
+        : panel_(panel), windowScale_(panel.presentationScale()) {
+        // The table notes are part of the figure: shown (or hidden) before the layout.
+        panel.notesWidget();
+        panel.setPresentationScale(kReportScale);
+        // The panel's layout would size the chart back (a hidden panel's at every render):
+        // it rests until the figure is saved.
+        if (auto* layout = panel.layout()) layout->setEnabled(false);
+        // The notes scroll on screen; in the figure they are whole, at the chart's width.
+        notesArea_ =
+            qobject_cast<QScrollArea*>(panel.notesWidget()->parentWidget()
+                                           ? panel.notesWidget()->parentWidget()->parentWidget()
+                                           : nullptr);
+        if (notesArea_) notesArea_->setWidgetResizable(false);
+        auto* chart = panel.chartWidget();
+        const QSize report = reportChartSize().expandedTo(chart->minimumSize());
+        // A hidden widget gets its resize events only when it is shown or rendered, and the
+        // chart lays itself out on a posted request: without both, the scene kept its earlier
+        // layout and the axis, the legend and half the title fell off the saved figure's
+        // edges. A render into a scratch pixmap delivers the resizes; the posted layout
+        // requests are sent now.
+        chart->resize(report);
+        QPixmap scratch(1, 1);
+        chart->render(&scratch);
+        QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);
     }
-    const QSize wanted = (QSizeF(900, 520) * panel.presentationScale()).toSize();
-    panel.resize(panel.size().expandedTo(panel.sizeHint()).expandedTo(wanted));
-    if (panel.layout()) panel.layout()->activate();
-    auto* chart = panel.chartWidget();
-    const QSize missing(std::max(0, wanted.width() - chart->width()),
-                        std::max(0, wanted.height() - chart->height()));
-    if (missing.width() > 0 || missing.height() > 0) {
-        panel.resize(panel.size() + missing);
-        if (panel.layout()) panel.layout()->activate();
+    ~ReportLayout() {
+        panel_.setPresentationScale(windowScale_);
+        if (notesArea_) notesArea_->setWidgetResizable(true);
+        if (auto* layout = panel_.layout()) {
+            layout->setEnabled(true);
+            layout->invalidate();
+            layout->activate();
+        }
     }
-    if (chart->width() < wanted.width() || chart->height() < wanted.height())
-        chart->resize(chart->size().expandedTo(wanted));
-    // A hidden widget gets its resize events only when it is shown or rendered, and the chart
-    // lays itself out on a posted request: without both, the scene kept its earlier layout and
-    // the axis, the legend and half the title fell off the saved figure's edges. One render
-    // into a scratch pixmap delivers the resizes; the posted layout requests are sent now.
-    QPixmap scratch(1, 1);
-    chart->render(&scratch);
-    QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);
-}
+    ReportLayout(const ReportLayout&) = delete;
+    ReportLayout& operator=(const ReportLayout&) = delete;
+
+private:
+    ChartPanel& panel_;
+    double windowScale_;
+    QScrollArea* notesArea_ = nullptr;
+};
 
 QString writeBytes(const QString& path, const QByteArray& bytes) {
     QSaveFile file(path);
@@ -59,11 +81,13 @@ QString writeBytes(const QString& path, const QByteArray& bytes) {
     return {};
 }
 
-// The labels under the chart that belong to the figure, at their laid-out size: the summary
-// when it says something, the caption and the table notes. Their width follows the chart's.
+// The labels under the chart that belong to the figure, at their laid-out size: the legend
+// and the summary when they say something, the caption and the table notes. Their width follows the
+// chart's.
 QList<QWidget*> figureParts(ChartPanel& panel) {
     QList<QWidget*> parts;
-    for (auto* part : {panel.summaryWidget(), panel.captionWidget(), panel.notesWidget()}) {
+    for (auto* part : {panel.legendWidget(), panel.summaryWidget(), panel.captionWidget(),
+                       panel.notesWidget()}) {
         auto* label = qobject_cast<QLabel*>(part);
         if (!label || label->text().isEmpty() || label->isHidden()) continue;
         const int width = panel.chartWidget()->width();
@@ -101,12 +125,16 @@ void renderFigure(ChartPanel& panel, QPainter& painter) {
 }
 } // namespace
 
+QSize reportChartSize() {
+    return {1000, 620};
+}
+
 QString toCsv(const compute::Table& table) {
     return QString::fromStdString(compute::renderCsv(table));
 }
 
 QString writePng(ChartPanel& panel, const QString& path) {
-    prepareForDrawing(panel);
+    const ReportLayout reportSize(panel);
     const QSize size = figureSize(panel);
     if (size.isEmpty()) return "the panel '" + panel.panelId() + "' drew nothing";
     const qreal ratio = panel.devicePixelRatioF();
@@ -121,7 +149,7 @@ QString writePng(ChartPanel& panel, const QString& path) {
 }
 
 QString writeSvg(ChartPanel& panel, const QString& path) {
-    prepareForDrawing(panel);
+    const ReportLayout reportSize(panel);
     const QSize size = figureSize(panel);
     QSvgGenerator generator;
     generator.setFileName(path);

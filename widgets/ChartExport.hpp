@@ -1,8 +1,9 @@
 #pragma once
-// Every way a panel leaves the program, in one place: PNG (the panel as drawn, device
-// pixels), SVG (vector, with title and description), CSV and JSON of the panel's tables.
+// Every way a panel leaves the program, in one place: PNG (the figure at one report size,
+// device pixels), SVG (vector, with title and description), CSV and JSON of the panel's tables.
 #include "compute/Table.hpp"
 
+#include <QSize>
 #include <QString>
 #include <QStringList>
 
@@ -13,6 +14,11 @@ namespace inferscope::widgets {
 class ChartPanel;
 
 namespace ChartExport {
+
+// The chart's size in every exported figure (PNG and SVG), in pixels at device ratio 1, with
+// its text at presentation scale 1.5: one size made for a report page, whatever the window's.
+// A chart that needs more (bars for many categories) grows; the labels under it take its width.
+QSize reportChartSize();
 
 // Each returns an empty string on success, else what went wrong.
 QString writePng(ChartPanel& panel, const QString& path);

@@ -11,6 +11,7 @@
 #include <QChart>
 #include <QChartView>
 #include <QEvent>
+#include <QHorizontalBarSeries>
 #include <QLabel>
 #include <QLegend>
 #include <QLineSeries>
@@ -40,8 +41,15 @@ ChartPanel::ChartPanel(QString id, QString title, QString explanation, QWidget* 
     chart_->view->setMinimumSize(320, 220);
     chart_->chart->setAnimationOptions(QChart::NoAnimation); // live data: no tweening
     chart_->chart->setTitle(title_);
-    chart_->chart->legend()->setAlignment(Qt::AlignBottom);
+    chart_->chart->legend()->hide(); // refreshLegend() draws it under the chart
     layout->addWidget(chart_->view, 1);
+    legend_ = new QLabel(this);
+    legend_->setObjectName("legend");
+    legend_->setTextFormat(Qt::RichText);
+    legend_->setWordWrap(true);
+    legend_->setContentsMargins(8, 2, 8, 6);
+    legend_->hide();
+    layout->addWidget(legend_);
     hint_ = new QLabel(chart_->view);
     hint_->setObjectName("emptyHint");
     hint_->setAlignment(Qt::AlignCenter);
@@ -111,7 +119,10 @@ int ChartPanel::addSeries(const QString& name, SeriesKind kind) {
         break;
     }
     case SeriesKind::Bars: {
-        auto* bars = new QBarSeries(chart_->chart);
+        QAbstractBarSeries* bars =
+            chart_->horizontalBars
+                ? static_cast<QAbstractBarSeries*>(new QHorizontalBarSeries(chart_->chart))
+                : new QBarSeries(chart_->chart);
         entry.bars = new QBarSet(name, bars);
         bars->append(entry.bars);
         entry.series = bars;
@@ -158,8 +169,9 @@ void ChartPanel::setAxis(Qt::Orientation orientation, const QString& title, Axis
     axis.title = title;
     axis.min = axis.max = std::numeric_limits<double>::quiet_NaN();
     axis.axis->setTitleText(title);
-    chart_->chart->addAxis(axis.axis,
-                           orientation == Qt::Horizontal ? Qt::AlignBottom : Qt::AlignLeft);
+    // With bars across, the category axis (Horizontal in this interface) is drawn on the left.
+    const bool drawnAcross = (orientation == Qt::Horizontal) != chart_->horizontalBars;
+    chart_->chart->addAxis(axis.axis, drawnAcross ? Qt::AlignBottom : Qt::AlignLeft);
     for (auto& s : chart_->series) s.series->attachAxis(axis.axis);
     applyTheme();
     applyFonts();
@@ -222,9 +234,12 @@ void ChartPanel::drawCategories() {
     auto* axis = qobject_cast<QBarCategoryAxis*>(chart_->x.axis);
     if (!axis) return;
     axis->clear();
-    axis->append(chart_->categories);
-    // Many names side by side get cut to "int4..."; slanted, each has room to be read.
-    axis->setLabelsAngle(chart_->categories.size() > 5 ? -45 : 0);
+    QStringList drawn = chart_->categories;
+    if (chart_->horizontalBars) std::reverse(drawn.begin(), drawn.end()); // first at the top
+    axis->append(drawn);
+    // Many names side by side get cut to "int4..."; slanted, each has more room.
+    axis->setLabelsAngle(!chart_->horizontalBars && chart_->categories.size() > 5 ? -45 : 0);
+    fitChartMinimum();
 }
 
 bool ChartPanel::deferDrawing() {
@@ -301,8 +316,13 @@ void ChartPanel::drawBars(std::size_t index) {
     const bool log = chart_->y.scale == AxisScale::Log;
     QList<qreal> drawn;
     for (const auto& p : entry.points) drawn.append(log && !(p.y() > 0) ? chart_->y.min : p.y());
+    if (chart_->horizontalBars) std::reverse(drawn.begin(), drawn.end()); // as the categories
     entry.bars->remove(0, entry.bars->count());
     entry.bars->append(drawn);
+}
+
+void ChartPanel::setHorizontalBars() {
+    chart_->horizontalBars = true;
 }
 
 void ChartPanel::setMarkerSize(int series, double size) {
@@ -342,8 +362,9 @@ void ChartPanel::updateHint() {
 }
 
 bool ChartPanel::eventFilter(QObject* watched, QEvent* event) {
-    if ((watched == chart_->view || watched == figure_) && event->type() == QEvent::Resize)
+    if ((watched == chart_->view || watched == figure_) && event->type() == QEvent::Resize) {
         hint_->setGeometry(static_cast<QWidget*>(watched)->rect());
+    }
     return QWidget::eventFilter(watched, event);
 }
 
@@ -453,6 +474,9 @@ QString ChartPanel::summaryText() const {
 QWidget* ChartPanel::chartWidget() const {
     drawPending(); // an export draws what it grabs
     return figure_ ? figure_ : chart_->view;
+}
+QWidget* ChartPanel::legendWidget() const {
+    return legend_;
 }
 QWidget* ChartPanel::summaryWidget() const {
     return summary_;

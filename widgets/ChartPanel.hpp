@@ -50,8 +50,10 @@ public:
     QPair<double, double> axisRange(Qt::Orientation orientation) const; // (min, max)
     QString summaryText() const;
     QWidget* chartWidget() const;
-    // What an export holds besides the chart (title inside it): the summary line (hidden when
-    // empty) and the caption. Controls and tables below them are left out of PNG/SVG.
+    // What an export holds besides the chart (title inside it): the legend (hidden when no
+    // series), the summary line (hidden when empty) and the caption. Controls and tables below them
+    // are left out of PNG/SVG.
+    QWidget* legendWidget() const;
     QWidget* summaryWidget() const;
     QWidget* captionWidget() const;
     // The notes of dataTables() that qualify its figures ("B = 64 left out: ..."), one line
@@ -83,6 +85,10 @@ protected:
     void setBarValues(int series, const QStringList& categories, const QList<qreal>& values);
     // A line of measured figures under the chart (time to first token, tokens/s, ...).
     void setSummary(const QString& text);
+    // Bars drawn across, their categories listed down the left edge, first at the top: long
+    // names stay whole and upright. Call before adding the Bars series; the axes keep their
+    // roles (setAxis(Horizontal, ...) is still the category axis).
+    void setHorizontalBars();
     // A Scatter series' marker diameter in pixels (10 unless set).
     void setMarkerSize(int series, double size);
     // A fixed colour for one series instead of the palette's (the same in both themes).
@@ -110,6 +116,11 @@ private:
     void drawBars(std::size_t index);
     void drawCategories();
     void updateHint();
+    // The series' names beside their colour and stroke, in a label under the chart that wraps
+    // (Qt's legend keeps to one row or one column and cuts the names to fit it).
+    void refreshLegend();
+    // The chart's least size at this scale: bars across get a row of text per category.
+    void fitChartMinimum();
     // A hidden panel keeps new points and draws them into the chart once it is shown or read:
     // during a run the panels out of sight cost nothing on the GUI thread.
     bool deferDrawing();
@@ -125,7 +136,8 @@ private:
     QString emptyHint_;
     QWidget* figure_ = nullptr; // a painted figure in the chart's place (setFigure)
     bool figureHasData_ = false;
-    QLabel* hint_ = nullptr; // over the chart while it has no data
+    QLabel* hint_ = nullptr;   // over the chart while it has no data
+    QLabel* legend_ = nullptr; // under the chart
     QLabel* caption_ = nullptr;
     QLabel* summary_ = nullptr;
     QLabel* notes_ = nullptr;

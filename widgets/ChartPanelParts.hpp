@@ -46,6 +46,7 @@ struct ChartPanel::Chart {
     std::vector<Series> series;
     Axis x, y;
     QStringList categories;
+    bool horizontalBars = false; // categories down the left, bars across (setHorizontalBars)
 
     Axis& axis(Qt::Orientation o) { return o == Qt::Horizontal ? x : y; }
     void attach(QAbstractSeries* s) {

@@ -67,6 +67,7 @@ void ChartPanel::applyTheme() {
             s.bars->setBorderColor(colour.darker(130));
         }
     }
+    refreshLegend();
     applyFonts();
 }
 
@@ -74,7 +75,7 @@ void ChartPanel::applyFonts() {
     QFont base = QApplication::font(); // the presentation scale applies once, here
     base.setPointSizeF(base.pointSizeF() > 0 ? base.pointSizeF() : 10.0);
     chart_->chart->setTitleFont(scaledFont(base, scale_ * 1.2, true));
-    chart_->chart->legend()->setFont(scaledFont(base, scale_));
+    legend_->setFont(scaledFont(base, scale_));
     for (auto* axis : {chart_->x.axis, chart_->y.axis}) {
         if (!axis) continue;
         axis->setLabelsFont(scaledFont(base, scale_ * 0.9));
@@ -85,12 +86,45 @@ void ChartPanel::applyFonts() {
     notes_->setFont(scaledFont(base, scale_ * 0.85));
     notesArea_->setMaximumHeight(3 * QFontMetrics(notes_->font()).lineSpacing() + 4);
     hint_->setFont(scaledFont(base, scale_ * 1.2));
+    fitChartMinimum();
+}
+
+void ChartPanel::fitChartMinimum() {
     // The chart keeps room for its axis labels when tables and controls share the panel.
-    chart_->view->setMinimumSize(qRound(320 * scale_), qRound(240 * scale_));
+    int height = qRound(300 * scale_);
+    if (chart_->horizontalBars && chart_->x.axis) {
+        // A category's name needs a line and a half of its font to be drawn at all; the
+        // title, the value axis and the margins take about eight lines.
+        const int rows = int(chart_->categories.size());
+        height = std::max(height, (rows * 3 / 2 + 8) *
+                                      QFontMetrics(chart_->x.axis->labelsFont()).lineSpacing());
+    }
+    chart_->view->setMinimumSize(qRound(320 * scale_), height);
     if (figure_) {
         figure_->setMinimumSize(chart_->view->minimumSize());
         figure_->update();
     }
+}
+
+void ChartPanel::refreshLegend() {
+    QStringList entries;
+    for (std::size_t i = 0; i < chart_->series.size(); ++i) {
+        const auto& s = chart_->series[i];
+        const QColor colour =
+            s.colour.isValid() ? s.colour : kSeriesColours[i % std::size(kSeriesColours)];
+        // The stroke as drawn: a thick line for a measurement, a dashed one for a formula.
+        const char* stroke = s.kind == SeriesKind::Line         ? "\u2501\u2501"
+                             : s.kind == SeriesKind::DashedLine ? "\u254d\u254d"
+                             : s.kind == SeriesKind::Scatter    ? "\u25cf"
+                                                                : "\u25a0";
+        entries << QString("<span style=\"color:%1\">%2</span>&nbsp;%3")
+                       .arg(colour.name(), QString::fromUtf8(stroke),
+                            // A short name stays on one line; a long one may wrap.
+                            s.name.size() <= 40 ? s.name.toHtmlEscaped().replace(' ', "&nbsp;")
+                                                : s.name.toHtmlEscaped());
+    }
+    legend_->setText(entries.join("&emsp;&emsp; "));
+    legend_->setVisible(!entries.isEmpty());
 }
 
 void ChartPanel::changeEvent(QEvent* event) {

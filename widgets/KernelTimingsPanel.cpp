@@ -24,6 +24,7 @@ KernelTimingsPanel::KernelTimingsPanel(QWidget* parent)
                   "bandwidth."),
                parent),
       model_(new TableModel(this)) {
+    setHorizontalBars(); // long names, listed down the side
     setAxis(Qt::Horizontal, tr("kernel"), AxisScale::Category);
     setAxis(Qt::Vertical, tr("GPU time per decode step, mean over the run (µs)"),
             AxisScale::Linear);

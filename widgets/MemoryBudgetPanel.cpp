@@ -25,6 +25,7 @@ MemoryBudgetPanel::MemoryBudgetPanel(QWidget* parent)
                   "and attention variant chosen below. A bar at the floor does not fit."),
                parent),
       model_(new TableModel(this)) {
+    setHorizontalBars(); // long names, listed down the side
     setAxis(Qt::Horizontal, tr("model"), AxisScale::Category);
     setAxis(Qt::Vertical, tr("context tokens that fit (log scale)"), AxisScale::Log);
     addSeries(tr("context tokens"), SeriesKind::Bars);
@@ -196,7 +197,11 @@ void MemoryBudgetPanel::rebuild() {
     for (std::size_t r = 0; r < budget.rows.size(); ++r) {
         // A preset's name comes from a file: its control characters escaped.
         const auto name = models::printableText(std::get<std::string>(budget.at(r, "model")));
-        names << QString::fromStdString(name);
+        // On the bars, the name before its description ("Qwen3-0.6B", not "Qwen3-0.6B (Q/K
+        // norm, ...)"); the summary and the table keep it whole. Categories must be distinct.
+        const QString full = QString::fromStdString(name);
+        const QString brief = full.section(" (", 0, 0);
+        names << (brief.isEmpty() || names.contains(brief) ? full : brief);
         const double context = budget.number(r, "context tokens");
         tokens << std::max(context, 0.0);
         lines << tr("%1: %2").arg(

@@ -78,6 +78,7 @@ SchemesPanel::SchemesPanel(QWidget* parent)
                   "lower is better), next to its bits per weight."),
                parent),
       model_(new TableModel(this)) {
+    setHorizontalBars(); // long names, listed down the side
     setAxis(Qt::Horizontal, tr("scheme"), AxisScale::Category);
     setAxis(Qt::Vertical, tr("mean weight error (%)"), AxisScale::Linear);
     addSeries(tr("per scheme"), SeriesKind::Bars);

@@ -2,6 +2,8 @@
 
 #include "app/gui/PanelRegistry.hpp"
 
+#include <QEvent>
+#include <QScrollArea>
 #include <QSignalBlocker>
 #include <QStackedWidget>
 #include <QTabBar>
@@ -38,13 +40,21 @@ PanelDeck::PanelDeck(QWidget* parent) : QWidget(parent) {
         auto* panel = spec.make(stack_);
         Q_ASSERT(panel->panelId() == spec.id);
         panels_ << panel;
-        stack_->addWidget(panel);
+        // A panel taller than the window at a large scale scrolls inside its page: the
+        // window keeps its size, the chart its room, the tables come into view by scrolling.
+        auto* page = new QScrollArea(stack_);
+        page->setObjectName(spec.id + "Page");
+        page->setFrameShape(QFrame::NoFrame);
+        page->setWidgetResizable(true);
+        page->setWidget(panel);
+        stack_->addWidget(page);
         for (auto& group : groups_)
             if (group.label == spec.group) {
                 group.panels << panel;
                 group.tabNames << spec.tabName;
             }
     }
+    stack_->installEventFilter(this);
     connect(groupBar_, &QTabBar::currentChanged, this, &PanelDeck::showGroup);
     connect(panelBar_, &QTabBar::currentChanged, this, &PanelDeck::showMember);
     showGroup(0);
@@ -66,14 +76,14 @@ void PanelDeck::showGroup(int group) {
                                              members.panels[i]->explanation());
     }
     panelBar_->setCurrentIndex(members.current);
-    stack_->setCurrentWidget(members.panels.at(members.current));
+    stack_->setCurrentWidget(pageOf(members.panels.at(members.current)));
 }
 
 void PanelDeck::showMember(int index) {
     auto& group = groups_[groupBar_->currentIndex()];
     if (index < 0 || index >= group.panels.size()) return;
     group.current = index;
-    stack_->setCurrentWidget(group.panels.at(index));
+    stack_->setCurrentWidget(pageOf(group.panels.at(index)));
 }
 
 widgets::LabPanel* PanelDeck::panel(const QString& id) const {
@@ -104,7 +114,26 @@ bool PanelDeck::showPanel(const QString& panelId) {
 }
 
 widgets::ChartPanel* PanelDeck::currentPanel() const {
-    return qobject_cast<widgets::ChartPanel*>(stack_->currentWidget());
+    const auto* page = qobject_cast<QScrollArea*>(stack_->currentWidget());
+    return page ? qobject_cast<widgets::ChartPanel*>(page->widget()) : nullptr;
+}
+
+bool PanelDeck::eventFilter(QObject* watched, QEvent* event) {
+    // A page out of sight passes no resize to its panel, yet an export draws the panel at
+    // its size: the hidden panels follow the deck, as they would on their own page.
+    if (watched == stack_ && event->type() == QEvent::Resize)
+        for (auto* panel : panels_)
+            if (!panel->isVisible())
+                panel->resize(stack_->size().expandedTo(panel->minimumSizeHint()));
+    return QWidget::eventFilter(watched, event);
+}
+
+QWidget* PanelDeck::pageOf(widgets::LabPanel* panel) const {
+    for (int i = 0; i < stack_->count(); ++i)
+        if (const auto* page = qobject_cast<QScrollArea*>(stack_->widget(i));
+            page && page->widget() == panel)
+            return stack_->widget(i);
+    return nullptr;
 }
 
 void PanelDeck::attach(const widgets::PanelContext& context) {

@@ -3,8 +3,8 @@
 // cache saves, batching, quantization, drafts and soft labels): sixteen panels side by side
 // leave no room for the controls column at presentation scale, five groups of at most five do.
 // The deck builds every panel of the registry (app/gui/PanelRegistry), attaches it to the lab
-// and shows one by id; one stack holds them all, under a bar of groups and a bar of the current
-// group's panels.
+// and shows one by id; one stack holds them all (each in a page that scrolls when the panel is
+// taller than the window), under a bar of groups and a bar of the current group's panels.
 #include "widgets/LabPanel.hpp"
 
 #include <QList>
@@ -48,6 +48,8 @@ private:
         int current = 0; // the panel last shown in this group
     };
     void showMember(int index);
+    QWidget* pageOf(widgets::LabPanel* panel) const; // the scroll area that holds it
+    bool eventFilter(QObject* watched, QEvent* event) override;
 
     QList<widgets::LabPanel*> panels_;
     QList<Members> groups_;
