@@ -359,6 +359,7 @@ void ChartPanel::updateHint() {
     if (show) hint_->setGeometry(figure_ ? figure_->rect() : chart_->view->rect());
     hint_->setVisible(show);
     if (show) hint_->raise();
+    legend_->setVisible(!legend_->text().isEmpty() && hasData()); // no key to an empty chart
 }
 
 bool ChartPanel::eventFilter(QObject* watched, QEvent* event) {

@@ -50,8 +50,8 @@ public:
     QPair<double, double> axisRange(Qt::Orientation orientation) const; // (min, max)
     QString summaryText() const;
     QWidget* chartWidget() const;
-    // What an export holds besides the chart (title inside it): the legend (hidden when no
-    // series), the summary line (hidden when empty) and the caption. Controls and tables below them
+    // What an export holds besides the chart (title inside it): the legend (hidden while no
+    // series holds a point), the summary line (hidden when empty) and the caption. Controls and tables below them
     // are left out of PNG/SVG.
     QWidget* legendWidget() const;
     QWidget* summaryWidget() const;

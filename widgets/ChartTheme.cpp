@@ -124,7 +124,7 @@ void ChartPanel::refreshLegend() {
                                                 : s.name.toHtmlEscaped());
     }
     legend_->setText(entries.join("&emsp;&emsp; "));
-    legend_->setVisible(!entries.isEmpty());
+    updateHint();
 }
 
 void ChartPanel::changeEvent(QEvent* event) {
