@@ -123,16 +123,19 @@ void BatchingPanel::setTables(std::vector<compute::Table> tables) {
                        .arg(locale.toString(sweep->number(last, "throughput"), 'f', 2))
                        .arg(locale.toString(sweep->number(last, "latency"), 'f', 2));
     if (knee && !knee->rows.empty())
-        text += tr(" · knee at B = %1 (%2 tokens/s)")
+        text += tr(" · knee at B = %1 (%2 tokens/s; the bend after it exceeds the steps' "
+                   "spread)")
                     .arg(knee->number(0, "B"))
                     .arg(locale.toString(knee->number(0, "tokens/s"), 'f', 1));
     else
-        text += tr(" · no knee within the measured B");
+        text += tr(" · no knee beyond the noise within the measured B");
     const double floor = cellNumber(*sweep, 0, "roofline weights+KV");
+    const double spread = cellNumber(*sweep, 0, "step sd");
     if (floor > 0)
-        text += tr(" · B = %1 step %2 ms vs roofline floor %3 ms")
+        text += tr(" · B = %1 step %2%3 ms vs roofline floor %4 ms")
                     .arg(sweep->number(0, "B"))
                     .arg(locale.toString(sweep->number(0, "step"), 'f', 1))
+                    .arg(spread > 0 ? tr(" ± %1").arg(locale.toString(spread, 'f', 1)) : QString())
                     .arg(locale.toString(floor, 'f', 1));
     setSummary(text);
 }

@@ -51,8 +51,8 @@ public:
     QString summaryText() const;
     QWidget* chartWidget() const;
     // What an export holds besides the chart (title inside it): the legend (hidden while no
-    // series holds a point), the summary line (hidden when empty) and the caption. Controls and tables below them
-    // are left out of PNG/SVG.
+    // series holds a point), the summary line (hidden when empty) and the caption. Controls and
+    // tables below them are left out of PNG/SVG.
     QWidget* legendWidget() const;
     QWidget* summaryWidget() const;
     QWidget* captionWidget() const;

@@ -106,6 +106,30 @@ private slots:
         QCOMPARE(measured[*knee].batch, 4u);
     }
 
+    void kneeWeighsTheNoise() {
+        // One slow measurement at B = 2 (18.0 tokens/s against 17.5 alone) looks like a bend
+        // right after B = 1, as a window run once showed. Measured precisely, it is one.
+        const std::vector<std::pair<std::uint32_t, double>> tps{
+            {1, 17.5}, {2, 18.0}, {4, 51.2}, {16, 89.5}, {32, 77.8}};
+        std::vector<BatchCurvePoint> precise, noisy;
+        for (auto [b, t] : tps) {
+            const double step = b * 1e3 / t;
+            precise.push_back({b, step, step * 0.001});
+            // B = 2's steps spread by 15 ms around 111 ms (standard error 7.5 ms over 4 steps):
+            // its tokens/s is 18.0 +- 2.4, and the drop is inside the noise.
+            noisy.push_back({b, step, b == 2 ? 7.5 : step * 0.001});
+        }
+        auto knee = findKnee(precise);
+        QVERIFY(knee.has_value());
+        QCOMPARE(precise[*knee].batch, 1u);
+        QVERIFY(std::abs(noisy[1].tokensPerSecondStandardError() - 18.0 * 7.5 / 111.11) < 1e-2);
+        knee = findKnee(noisy);
+        QVERIFY(knee.has_value());
+        QCOMPARE(noisy[*knee].batch, 16u); // the loss from 16 to 32 is far beyond the noise
+        // The rule's text names the noise.
+        QVERIFY(kneeRuleText().find("beyond the noise") != std::string::npos);
+    }
+
     void kneeRejectsBadCurves() {
         QVERIFY(!findKnee({{1, 10}}).has_value());
         QVERIFY_THROWS_EXCEPTION(std::invalid_argument, findKnee({{2, 10}, {2, 12}}));

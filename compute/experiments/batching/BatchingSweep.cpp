@@ -4,6 +4,7 @@
 #include "compute/experiments/bench/Bench.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <stdexcept>
 
@@ -49,9 +50,13 @@ std::optional<std::size_t> findKnee(const std::vector<BatchCurvePoint>& curve, d
     if (curve.size() < 2) return std::nullopt;
     const double perSequence = curve[0].tokensPerSecond() / curve[0].batch;
     for (std::size_t i = 1; i < curve.size(); ++i) {
-        const double marginal = (curve[i].tokensPerSecond() - curve[i - 1].tokensPerSecond()) /
-                                double(curve[i].batch - curve[i - 1].batch);
-        if (marginal < fraction * perSequence) return i - 1;
+        const double added = double(curve[i].batch - curve[i - 1].batch);
+        const double marginal =
+            (curve[i].tokensPerSecond() - curve[i - 1].tokensPerSecond()) / added;
+        const double noise = std::hypot(curve[i].tokensPerSecondStandardError(),
+                                        curve[i - 1].tokensPerSecondStandardError()) /
+                             added;
+        if (marginal + kKneeConfidence * noise < fraction * perSequence) return i - 1;
     }
     return std::nullopt;
 }
@@ -60,13 +65,16 @@ std::string kneeRuleText(double fraction) {
     return "knee: the last B before the first step up in B where each added sequence buys less "
            "than " +
            fixed(100 * fraction, 0) +
-           "% of the tokens/s of one sequence at the first point (weight-bound, an added "
-           "sequence is nearly free; compute-bound, it buys nothing)";
+           "% of the tokens/s of one sequence at the first point, beyond the noise (95%, "
+           "from the spread of each B's timed steps; weight-bound, an added sequence is nearly "
+           "free; compute-bound, it buys nothing)";
 }
 
 std::vector<BatchCurvePoint> BatchSweepResult::curve() const {
     std::vector<BatchCurvePoint> points;
-    for (const auto& p : this->points) points.push_back({p.batch, p.stepMilliseconds});
+    for (const auto& p : this->points)
+        points.push_back({p.batch, p.stepMilliseconds,
+                          steps > 1 ? p.stepSpreadMilliseconds / std::sqrt(double(steps)) : 0});
     return points;
 }
 
@@ -221,16 +229,23 @@ BatchSweepResult runBatchSweep(Engine& engine, const BatchSweepOptions& options)
             }
             auto step = engine.step(inputs); // untimed: first use of this batch shape
             inputs = nextInputs(step, streams);
-            start = Clock::now();
+            // Each step timed on its own: the repeats give the mean and its spread.
+            double totalMs = 0, sumOfSquares = 0;
             for (std::uint32_t i = 0; i < options.steps; ++i) {
+                start = Clock::now();
                 step = engine.step(inputs);
+                const double stepMs = millisecondsSince(start);
+                totalMs += stepMs;
+                sumOfSquares += stepMs * stepMs;
                 inputs = nextInputs(step, streams);
             }
-            const double totalMs = millisecondsSince(start);
             for (std::uint32_t s = 0; s < batch; ++s) engine.release(SequenceId(s + 1));
             BatchSweepPoint point;
             point.batch = batch;
             point.stepMilliseconds = totalMs / options.steps;
+            if (options.steps > 1)
+                point.stepSpreadMilliseconds = std::sqrt(std::max(
+                    0.0, (sumOfSquares - totalMs * point.stepMilliseconds) / (options.steps - 1)));
             point.tokensPerSecond = batch * 1e3 / point.stepMilliseconds;
             point.msPerTokenPerRequest = point.stepMilliseconds;
             point.prefillMillisecondsPerToken = prefillMsPerToken;
@@ -301,6 +316,7 @@ std::vector<Table> batchSweepTables(const BatchSweepResult& r) {
                   " tokens each, one token per step (" + r.weightFormat + ", " + r.device + ")";
     sweep.addColumn("B")
         .addColumn("step", "ms", 2)
+        .addColumn("step sd", "ms", 2)
         .addColumn("tokens/s", "", 1)
         .addColumn("per request", "ms/token", 2)
         .addColumn("throughput", "x", 2)
@@ -311,7 +327,8 @@ std::vector<Table> batchSweepTables(const BatchSweepResult& r) {
         .addColumn("prefill", "ms/token", 3);
     for (const auto& p : r.points) {
         const double floor = p.rooflineWithKvMilliseconds;
-        sweep.addRow({std::int64_t(p.batch), p.stepMilliseconds, p.tokensPerSecond,
+        sweep.addRow({std::int64_t(p.batch), p.stepMilliseconds,
+                      r.steps > 1 ? Cell(p.stepSpreadMilliseconds) : Cell{}, p.tokensPerSecond,
                       p.msPerTokenPerRequest, p.throughputMultiplier, p.latencyMultiplier,
                       r.readBytesPerSecond > 0 ? Cell(p.rooflineWeightsMilliseconds) : Cell{},
                       r.readBytesPerSecond > 0 ? Cell(floor) : Cell{},
@@ -323,8 +340,8 @@ std::vector<Table> batchSweepTables(const BatchSweepResult& r) {
                           "(forkSequence), then a distinct tail, so every sequence decodes its "
                           "own tokens; prefill = the tails' prefill per token.");
     sweep.notes.push_back("Mean of " + std::to_string(r.steps) +
-                          " timed decode steps per B, after one untimed step; multipliers are "
-                          "against B = " +
+                          " timed decode steps per B, after one untimed step (sd: their "
+                          "spread, which the knee rule weighs); multipliers are against B = " +
                           first + ".");
     if (r.readBytesPerSecond > 0)
         sweep.notes.push_back(
@@ -349,7 +366,8 @@ std::vector<Table> batchSweepTables(const BatchSweepResult& r) {
     }
     knee.notes.push_back(kneeRuleText(r.kneeFraction) + ".");
     if (!r.knee)
-        knee.notes.push_back("No knee within the measured sizes: every step up in B still paid.");
+        knee.notes.push_back("No knee within the measured sizes: every step up in B still paid, "
+                             "or what it lost was within the steps' spread.");
 
     Table exact;
     exact.id = "batching-exactness";

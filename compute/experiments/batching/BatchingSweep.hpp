@@ -19,8 +19,14 @@ namespace inferscope::compute::experiments {
 struct BatchCurvePoint {
     std::uint32_t batch = 0;
     double stepMilliseconds = 0;
+    // Standard error of the mean step, from its timed repeats (0: one measurement, no spread).
+    double stepStandardError = 0;
     double tokensPerSecond() const {
         return stepMilliseconds > 0 ? batch * 1e3 / stepMilliseconds : 0;
+    }
+    // The same error carried to tokens/s (first order: relative errors are equal).
+    double tokensPerSecondStandardError() const {
+        return stepMilliseconds > 0 ? tokensPerSecond() * stepStandardError / stepMilliseconds : 0;
     }
 };
 
@@ -29,10 +35,14 @@ struct BatchCurvePoint {
 // While the step is weight-bound each added sequence is nearly free (it adds about a lone
 // sequence's tokens/s); once it is compute-bound it adds nearly nothing.
 inline constexpr double kKneeFraction = 0.10;
+// Noise: an interval counts as a bend only when its marginal tokens/s stays under the rule's
+// line by more than this many standard errors (95%, the steps' spread at both ends), so one
+// slow step cannot make a knee.
+inline constexpr double kKneeConfidence = 1.96;
 // The index of the knee: the last point before the first interval whose marginal tokens/s
-// per added sequence falls below fraction x (tokens/s per sequence at the first point);
-// nullopt when the curve never bends that far. Throws std::invalid_argument unless batches
-// rise strictly and every step time is positive.
+// per added sequence falls below fraction x (tokens/s per sequence at the first point), beyond
+// the noise; nullopt when the curve never bends that far. Throws std::invalid_argument unless
+// batches rise strictly and every step time is positive.
 std::optional<std::size_t> findKnee(const std::vector<BatchCurvePoint>& curve,
                                     double fraction = kKneeFraction);
 std::string kneeRuleText(double fraction = kKneeFraction);
@@ -51,7 +61,8 @@ struct BatchSweepOptions {
 
 struct BatchSweepPoint {
     std::uint32_t batch = 0;
-    double stepMilliseconds = 0;
+    double stepMilliseconds = 0;       // mean of the timed steps
+    double stepSpreadMilliseconds = 0; // their sample standard deviation
     double tokensPerSecond = 0;
     double msPerTokenPerRequest = 0; // each request gets one token per step
     double throughputMultiplier = 0; // against the first point

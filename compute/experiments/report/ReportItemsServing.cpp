@@ -403,7 +403,7 @@ void composeBatching(ReportSection& s, ReportRun& run) {
                 times(throughput) + " and each request's latency " + times(latency) +
                 " (the chapter at 16: 6.0x and 2.67x). " +
                 (kneeB > 0 ? "The knee is at B = " + std::to_string(std::int64_t(kneeB))
-                           : std::string("No knee within the batches run")) +
+                           : std::string("No knee beyond the noise within the batches run")) +
                 (roofline ? "; at B = 1 a step took " + times(*roofline) +
                                 " the roofline's time (weights + KV at the measured bandwidth), so "
                                 "the step is " +
