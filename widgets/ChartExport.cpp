@@ -82,8 +82,8 @@ QString writeBytes(const QString& path, const QByteArray& bytes) {
 }
 
 // The labels under the chart that belong to the figure, at their laid-out size: the legend
-// and the summary when they say something, the caption and the table notes. Their width follows the
-// chart's.
+// and the summary when they say something, the caption and the table notes, at the chart's
+// width.
 QList<QWidget*> figureParts(ChartPanel& panel) {
     QList<QWidget*> parts;
     for (auto* part : {panel.legendWidget(), panel.summaryWidget(), panel.captionWidget(),

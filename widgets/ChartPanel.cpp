@@ -363,9 +363,8 @@ void ChartPanel::updateHint() {
 }
 
 bool ChartPanel::eventFilter(QObject* watched, QEvent* event) {
-    if ((watched == chart_->view || watched == figure_) && event->type() == QEvent::Resize) {
+    if ((watched == chart_->view || watched == figure_) && event->type() == QEvent::Resize)
         hint_->setGeometry(static_cast<QWidget*>(watched)->rect());
-    }
     return QWidget::eventFilter(watched, event);
 }
 
