@@ -108,6 +108,8 @@ void ChartPanel::fitChartMinimum() {
 
 void ChartPanel::refreshLegend() {
     QStringList entries;
+    // A lone series of bars needs no key: the value axis' title already names it.
+    const bool lone = chart_->series.size() == 1 && chart_->series.front().bars;
     for (std::size_t i = 0; i < chart_->series.size(); ++i) {
         const auto& s = chart_->series[i];
         const QColor colour =
@@ -123,7 +125,7 @@ void ChartPanel::refreshLegend() {
                             s.name.size() <= 40 ? s.name.toHtmlEscaped().replace(' ', "&nbsp;")
                                                 : s.name.toHtmlEscaped());
     }
-    legend_->setText(entries.join("&emsp;&emsp; "));
+    legend_->setText(lone ? QString() : entries.join("&emsp;&emsp; "));
     updateHint();
 }
 

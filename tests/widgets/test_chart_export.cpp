@@ -13,6 +13,7 @@
 #include "widgets/TimingsPanel.hpp"
 
 #include <QFile>
+#include <QLabel>
 #include <QTemporaryDir>
 #include <QXmlStreamReader>
 #include <QtTest>
@@ -35,6 +36,7 @@ private slots:
     void exportAllWritesFourValidFormats();
     void emptyPanelHasNoDataButStillDraws();
     void unwritableFolderIsAnError();
+    void legendWrapsUnderTheChartAndLeavesWithTheFigure();
 };
 
 void ChartExportTest::csvQuotesAndKeepsFullPrecision() {
@@ -170,6 +172,39 @@ void ChartExportTest::unwritableFolderIsAnError() {
     auto files = ChartExport::exportAll(panel, QDir("/proc/inferscope-no-such-folder"), &error);
     QVERIFY(files.isEmpty());
     QVERIFY(!error.isEmpty());
+}
+
+void ChartExportTest::legendWrapsUnderTheChartAndLeavesWithTheFigure() {
+    // No key to an empty chart.
+    TimingsPanel panel;
+    QVERIFY(panel.legendWidget()->isHidden());
+    panel.setRun(recorded::run());
+    auto* legend = qobject_cast<QLabel*>(panel.legendWidget());
+    QVERIFY(legend && !legend->isHidden());
+    QVERIFY(panel.seriesCount() > 1);
+    for (int s = 0; s < panel.seriesCount(); ++s) {
+        const QString name = panel.seriesName(s);
+        QVERIFY2(legend->text().contains(name.toHtmlEscaped().replace(' ', "&nbsp;")) ||
+                     legend->text().contains(name.toHtmlEscaped()),
+                 qPrintable(name));
+    }
+    // Where one row is too narrow for every entry, the label takes more lines (Qt's own
+    // legend kept one row and cut the names to fit it).
+    panel.setPresentationScale(2.0);
+    QVERIFY(legend->heightForWidth(320) > legend->heightForWidth(4000));
+    // The export carries it: the measured line's stroke, drawn only in the legend, is text in
+    // the SVG (as a character or a reference to it).
+    QTemporaryDir dir;
+    const QString svg = dir.filePath("timings.svg");
+    QVERIFY(ChartExport::writeSvg(panel, svg).isEmpty());
+    const QString text = QString::fromUtf8(readAll(svg));
+    QVERIFY(text.contains(QChar(0x2501)) || text.contains("&#x2501;", Qt::CaseInsensitive) ||
+            text.contains("&#9473;"));
+    // A lone series of bars needs no key: its value axis names it.
+    ModelCardPanel card;
+    card.setModel(recorded::model());
+    QVERIFY(card.hasData());
+    QVERIFY(card.legendWidget()->isHidden());
 }
 
 QTEST_MAIN(ChartExportTest)
