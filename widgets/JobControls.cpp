@@ -3,6 +3,8 @@
 #include <QLabel>
 #include <QPushButton>
 #include <QWidget>
+#include <algorithm>
+#include <cmath>
 
 namespace inferscope::widgets {
 
@@ -26,7 +28,7 @@ void JobControls::attach(LabJobs& jobs) {
     connect(&jobs, &LabJobs::jobProgress, this,
             [this](quint64 job, const QString&, const QString& stage, int percent) {
                 if (job != job_) return;
-                progress_->setText(stage);
+                progress_->setText(progressText(stage, percent, started_.elapsed()));
                 emit progressed(stage, percent);
             });
     connect(&jobs, &LabJobs::jobFinished, this,
@@ -52,8 +54,18 @@ bool JobControls::canRun() const {
 quint64 JobControls::run(const std::function<quint64(LabJobs&)>& start) {
     if (!canRun()) return 0;
     job_ = start(*jobs_);
+    started_.start();
     update();
     return job_;
+}
+
+QString JobControls::progressText(const QString& stage, int percent, qint64 elapsedMs) {
+    if (elapsedMs < kEstimateAfterMs || percent < 5 || percent >= 100) return stage;
+    // Linear in the share done: the labs report their stages by the work they hold.
+    const double left = elapsedMs / 1000.0 * (100 - percent) / percent;
+    const QString time = left < 90 ? tr("%1 s").arg(std::max(1, int(std::lround(left))))
+                                   : tr("%1 min").arg(std::lround(left / 60));
+    return tr("%1 · about %2 left").arg(stage, time);
 }
 
 void JobControls::cancel() {

@@ -57,6 +57,37 @@ private slots:
         QVERIFY(noModel.progressLabel()->text().isEmpty()); // not its job's progress
     }
 
+    void progressEstimatesTheTimeLeft() {
+        // The rule: the time so far over the share done, once the job has run a while.
+        QCOMPARE(JobControls::progressText("B = 4", 50, 1000), QString("B = 4"));
+        QCOMPARE(JobControls::progressText("B = 4", 50, 10000), QString("B = 4 · about 10 s left"));
+        QCOMPARE(JobControls::progressText("B = 4", 25, 60000),
+                 QString("B = 4 · about 3 min left"));
+        QCOMPARE(JobControls::progressText("B = 4", 2, 60000), QString("B = 4"));
+        QCOMPARE(JobControls::progressText("Done", 100, 60000), QString("Done"));
+        // On a real job: a line sent after the first two seconds carries the estimate.
+        LabJobs jobs;
+        QWidget panel;
+        JobControls controls(&panel, "demo", "Run demo", false);
+        controls.attach(jobs);
+        std::atomic<bool> release{false};
+        controls.run([&](LabJobs& runner) {
+            return runner.start("demo", [&release](LabJobs::Job& job) {
+                job.control.report("warming up", 10);
+                std::this_thread::sleep_for(
+                    std::chrono::milliseconds(JobControls::kEstimateAfterMs + 200));
+                job.control.report("halfway", 50);
+                while (!release.load() && !job.control.cancelled())
+                    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+            });
+        });
+        QTRY_VERIFY_WITH_TIMEOUT(controls.progressLabel()->text().startsWith("halfway · about "),
+                                 10000);
+        QVERIFY(controls.progressLabel()->text().endsWith(" s left"));
+        release = true;
+        QTRY_VERIFY(!controls.running());
+    }
+
     void ownJobShowsItsProgressAndCancels() {
         LabJobs jobs;
         QWidget panel;
