@@ -1,5 +1,6 @@
 #include "widgets/KernelTimingsPanel.hpp"
 
+#include "compute/SampleSpread.hpp"
 #include "compute/experiments/run/RunEvidence.hpp"
 #include "compute/experiments/run/RunTables.hpp"
 #include "widgets/LabJobs.hpp"
@@ -95,13 +96,9 @@ void KernelTimingsPanel::rebuild() {
         // The step-to-step spread of the whole step's GPU time, where the run kept it.
         QString spread;
         const auto& perStep = run_->decodeStepGpuMicroseconds;
-        if (perStep.size() >= 2) {
-            double mean = 0, squares = 0;
-            for (double us : perStep) mean += us / double(perStep.size());
-            for (double us : perStep) squares += (us - mean) * (us - mean);
-            spread = tr(" ± %1").arg(
-                locale.toString(std::sqrt(squares / double(perStep.size() - 1)), 'f', 0));
-        }
+        if (perStep.size() >= 2)
+            spread =
+                tr(" ± %1").arg(locale.toString(compute::sampleStandardDeviation(perStep), 'f', 0));
         QString text = tr("Mean decode step over %1 steps: %2%6 µs of GPU time in %3 kernels "
                           "(the last step alone: %4 µs); the matrix kernels %5%")
                            .arg(steps)

@@ -1,5 +1,7 @@
 #include "compute/engine/KernelTime.hpp"
 
+#include "compute/SampleSpread.hpp"
+
 #include <algorithm>
 #include <cmath>
 
@@ -31,10 +33,7 @@ void addStepKernelTimes(std::vector<KernelTime>& total, const std::vector<Kernel
 }
 
 double KernelTime::stepStandardDeviation() const {
-    if (steps < 2) return 0.0;
-    const double n = double(steps), mean = microseconds / n;
-    const double variance = (squaredStepMicroseconds - n * mean * mean) / (n - 1);
-    return std::sqrt(std::max(variance, 0.0)); // rounding can leave a tiny negative
+    return sampleStandardDeviation(microseconds, squaredStepMicroseconds, steps);
 }
 
 } // namespace inferscope::compute

@@ -1,5 +1,6 @@
 #include "compute/experiments/batching/BatchingSweep.hpp"
 
+#include "compute/SampleSpread.hpp"
 #include "compute/Stopwatch.hpp"
 #include "compute/experiments/bench/Bench.hpp"
 
@@ -243,9 +244,8 @@ BatchSweepResult runBatchSweep(Engine& engine, const BatchSweepOptions& options)
             BatchSweepPoint point;
             point.batch = batch;
             point.stepMilliseconds = totalMs / options.steps;
-            if (options.steps > 1)
-                point.stepSpreadMilliseconds = std::sqrt(std::max(
-                    0.0, (sumOfSquares - totalMs * point.stepMilliseconds) / (options.steps - 1)));
+            point.stepSpreadMilliseconds =
+                sampleStandardDeviation(totalMs, sumOfSquares, options.steps);
             point.tokensPerSecond = batch * 1e3 / point.stepMilliseconds;
             point.msPerTokenPerRequest = point.stepMilliseconds;
             point.prefillMillisecondsPerToken = prefillMsPerToken;
