@@ -10,7 +10,10 @@
 // workgroups compute; each of them counts its arrival on (g, token group) after its writes,
 // and the one that arrives last attends for the group's tokens. No workgroup waits for
 // another, so any order of execution is correct. It needs every sequence's new tokens in
-// one token group (decode steps: one token per sequence) and the matrix in one chunk.
+// one token group (decode steps: one token per sequence). A matrix in several chunks (its
+// parts stored in different types, e.g. Q and K in Q5_0 and V in Q8_0) fuses in its last
+// chunk: the chunks before it ran as plain dispatches, so their rows are written, and only
+// this dispatch's row groups count as arrivals.
 #include "kv_cache.glsl"
 #include "rope.glsl"
 
@@ -64,7 +67,7 @@ const uint FUSED_HEAD_DIM = DIMS_PER_LANE * WG;
 // instead of all of it waiting for the V heads at the end of the matrix.
 uint rowGroup() {
     const uint w = gl_WorkGroupID.x;
-    if (!FUSED_ATTENTION || ROWS_PER_WG != FUSED_HEAD_DIM) return w;
+    if (!FUSED_ATTENTION || ROWS_PER_WG != FUSED_HEAD_DIM || p.firstRow != 0) return w;
     const uint perGroup = ATTENTION_GROUP + 2;
     const uint g = w / perGroup, i = w % perGroup;
     return i < ATTENTION_GROUP ? g * ATTENTION_GROUP + i
@@ -137,26 +140,34 @@ uint kvGroupOfHead(uint head) {
 }
 // The kv groups (bit g) whose Q, K or V rows row group `index` computes: its slots are
 // [index, index + 1) x ROWS_PER_WG (slotOf), and slot s is a row of head
-// s / headDim (two slots per RoPE pair; the fused matrix is whole, firstRow = 0).
+// (firstRow + s) / headDim (two slots per RoPE pair; chunks hold whole heads).
 uint kvGroupsOf(uint index) {
     const uint first = index * ROWS_PER_WG;
     const uint end = min(first + ROWS_PER_WG, p.rows);
-    uint groups = 1u << kvGroupOfHead((end - 1) / FUSED_HEAD_DIM);
+    const uint firstHead = p.firstRow / FUSED_HEAD_DIM;
+    uint groups = 1u << kvGroupOfHead(firstHead + (end - 1) / FUSED_HEAD_DIM);
     for (uint slot = first; slot < end; slot += FUSED_HEAD_DIM)
-        groups |= 1u << kvGroupOfHead(slot / FUSED_HEAD_DIM);
+        groups |= 1u << kvGroupOfHead(firstHead + slot / FUSED_HEAD_DIM);
     return groups;
 }
 
-// How many row groups compute rows of kv group g: those over its query heads, its K head
-// and its V head, three runs in row order that can share only their end groups.
+// How many of this dispatch's row groups compute rows of kv group g: those over its query
+// heads, its K head and its V head, three runs in row order (cut to the chunk's rows,
+// numbered from its first) that can share only their end groups.
 uint arrivalsExpected(uint g) {
-    const uvec3 firstRows = uvec3(g * ATTENTION_GROUP, p.heads + g, p.heads + p.kvHeads + g) *
-                            FUSED_HEAD_DIM;
-    const uvec3 ends = firstRows + uvec3(ATTENTION_GROUP, 1, 1) * FUSED_HEAD_DIM;
-    const uvec3 firstGroups = firstRows / ROWS_PER_WG, lastGroups = (ends - 1u) / ROWS_PER_WG;
-    const uvec3 runs = lastGroups - firstGroups + 1u;
-    return runs.x + runs.y + runs.z - (lastGroups.x == firstGroups.y ? 1u : 0u) -
-           (lastGroups.y == firstGroups.z ? 1u : 0u);
+    const uvec3 wholeFirst =
+        uvec3(g * ATTENTION_GROUP, p.heads + g, p.heads + p.kvHeads + g) * FUSED_HEAD_DIM;
+    const uvec3 wholeEnds = wholeFirst + uvec3(ATTENTION_GROUP, 1, 1) * FUSED_HEAD_DIM;
+    const uvec3 firstRows = clamp(wholeFirst, uvec3(p.firstRow), uvec3(p.firstRow + p.rows)) -
+                            uvec3(p.firstRow);
+    const uvec3 ends = clamp(wholeEnds, uvec3(p.firstRow), uvec3(p.firstRow + p.rows)) -
+                       uvec3(p.firstRow);
+    const bvec3 present = greaterThan(ends, firstRows);
+    const uvec3 firstGroups = firstRows / ROWS_PER_WG, lastGroups = (max(ends, 1u) - 1u) / ROWS_PER_WG;
+    const uvec3 runs = mix(uvec3(0u), lastGroups - firstGroups + 1u, present);
+    const bool qSharesK = present.x && present.y && lastGroups.x == firstGroups.y;
+    const bool kSharesV = present.y && present.z && lastGroups.y == firstGroups.z;
+    return runs.x + runs.y + runs.z - (qSharesK ? 1u : 0u) - (kSharesV ? 1u : 0u);
 }
 
 void attendCompletedGroups() {

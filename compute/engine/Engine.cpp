@@ -388,7 +388,8 @@ void Engine::setBatchInvariant(bool invariant) {
 
 bool Engine::fusesAttention(const Layer& layer) const {
     // Q/K norm runs after the projection, and the fused attention sees every position.
-    return layer.qkv.chunkCount() == 1 && !config_.qkNorm && !layer.windowed &&
+    // A matrix in several chunks attends in its last one (shaders/qkv_rope_body.glsl).
+    return !config_.qkNorm && !layer.windowed &&
            kernels_->fusesAttention(config_.heads, config_.kvHeads, config_.headDim);
 }
 
@@ -735,10 +736,17 @@ void Engine::runChunk(std::span<const TokenRow> rows, std::size_t firstRow,
             norm.kv = kv;
             kernels_->qkNormRope(rec, norm, "qk_norm_rope");
         } else {
-            for (std::uint32_t i = 0; i < layer.qkv.chunkCount(); ++i) {
-                qkv.weights = &layer.qkv.chunks[i];
-                qkv.firstRow = layer.qkv.firstRows[i];
-                kernels_->qkvRope(rec, qkv, fused ? "qkv_rope_attention" : "qkv_rope");
+            const std::uint32_t chunks = layer.qkv.chunkCount();
+            for (std::uint32_t i = 0; i < chunks; ++i) {
+                const bool attends = fused && i + 1 == chunks;
+                QkvRopeArgs chunk = qkv;
+                chunk.weights = &layer.qkv.chunks[i];
+                chunk.firstRow = layer.qkv.firstRows[i];
+                if (!attends) {
+                    chunk.attentionOutput = nullptr;
+                    chunk.arrivals = nullptr;
+                }
+                kernels_->qkvRope(rec, chunk, attends ? "qkv_rope_attention" : "qkv_rope");
             }
         }
 

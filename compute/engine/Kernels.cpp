@@ -323,8 +323,9 @@ void Kernels::qkvRope(CommandRecorder& recorder, const QkvRopeArgs& a, const std
     if (fused) {
         if (!fusesAttention(a.heads, a.kvHeads, a.headDim))
             throw ComputeError("qkv_rope: this device's kernels cannot fuse attention");
-        if (a.firstRow != 0 || a.weights->rows != allRows)
-            throw ComputeError("qkv_rope: fused attention needs the whole Q|K|V matrix");
+        // The chunks before this one ran as plain dispatches (their rows are written).
+        if (a.firstRow + a.weights->rows != allRows)
+            throw ComputeError("qkv_rope: fused attention runs in the matrix's last chunk");
         if (!a.arrivals || a.arrivals->size() < std::uint64_t(a.kvHeads) * tokenGroups * 4)
             throw ComputeError("qkv_rope: fused attention needs arrival counters");
     }

@@ -116,7 +116,8 @@ struct QkvRopeArgs {
     // Attention fused into the same dispatch (fusesAttention; shaders/qkv_rope_body.glsl):
     // the output rows (as AttentionArgs::output) and the arrival counters, at least
     // arrivalWords(...) words, all zero (the kernel leaves them so). The caller guarantees
-    // that every sequence has one new token in the dispatch and that the matrix is whole.
+    // that every sequence has one new token in the dispatch, and that this is the matrix's
+    // last chunk (firstRow + rows = every row) with the chunks before it dispatched first.
     const Buffer* attentionOutput = nullptr;
     std::uint32_t attentionOutputStride = 0;
     const Buffer* arrivals = nullptr;

@@ -16,6 +16,8 @@
 
 #include <cmath>
 #include <memory>
+#include <optional>
+#include <span>
 #include <random>
 
 using namespace inferscope;
@@ -632,7 +634,9 @@ private slots:
     // Attention fused into qkv_rope (decode steps on CPU devices) against the two separate
     // dispatches on the same inputs: the same shader code attends in both, so Q, the cache
     // and the attention output must agree exactly; the arrival counters must be zero after
-    // the dispatch, so a second fused dispatch gives the same result again.
+    // the dispatch, so a second fused dispatch gives the same result again. A matrix in two
+    // chunks (as a file whose V is stored in another type than Q and K) attends in its last
+    // chunk's dispatch, after the first chunk's plain one, with the same results.
     void qkvRopeFusedAttention() {
         Kernels& native = *variants_.front();
         for (std::size_t v = 1; v < variants_.size(); ++v) {
@@ -655,15 +659,24 @@ private slots:
             for (auto format : {WeightFormat::F32, WeightFormat::Q4_1}) {
                 // 1 token, 3 (one token group), 21 (two token groups of the prefill tile).
                 for (std::uint32_t n : {1u, 3u, 21u}) {
-                    runFusedAttentionCase(shape.heads, shape.kvHeads, shape.headDim, format, n,
-                                          seed++);
-                    if (QTest::currentTestFailed()) return;
+                    // Whole; V apart (as Q4_K_M files store V in Q8_0 on some layers);
+                    // for the prefill tile also K and V apart, and a cut inside the Q heads.
+                    const std::uint32_t d = shape.headDim;
+                    std::vector<std::uint32_t> splits = {0u, (shape.heads + shape.kvHeads) * d};
+                    if (n == 21) splits.insert(splits.end(), {shape.heads * d, d});
+                    for (std::uint32_t split : splits) {
+                        runFusedAttentionCase(shape.heads, shape.kvHeads, shape.headDim, format,
+                                              n, seed++, split);
+                        if (QTest::currentTestFailed()) return;
+                    }
                 }
             }
         }
     }
+    // splitRow: 0 for one chunk, else the first row of the matrix's second chunk.
     void runFusedAttentionCase(std::uint32_t heads, std::uint32_t kvHeads, std::uint32_t headDim,
-                               WeightFormat format, std::uint32_t n, std::uint32_t seed) {
+                               WeightFormat format, std::uint32_t n, std::uint32_t seed,
+                               std::uint32_t splitRow) {
         const std::uint32_t cols = 96, stride = paddedColumns(cols), blockSize = 16;
         const std::uint32_t maxBlocks = 8, rows = (heads + 2 * kvHeads) * headDim;
         const std::uint32_t qStride = heads * headDim;
@@ -684,8 +697,17 @@ private slots:
         std::vector<std::uint16_t> cacheHalves(kvElements);
         for (std::uint32_t i = 0; i < kvElements; ++i)
             cacheHalves[i] = models::floatToHalf(cacheValues[i]);
-        auto matrix = uploadMatrix(*context_, randomValues(std::size_t(rows) * cols, seed + 1),
-                                   rows, cols, format, "Wqkv");
+        const auto weights = randomValues(std::size_t(rows) * cols, seed + 1);
+        auto matrix = uploadMatrix(*context_, weights, rows, cols, format, "Wqkv");
+        // The same rows as two matrices: [0, splitRow) and [splitRow, rows).
+        const std::span<const float> allWeights(weights);
+        std::optional<DeviceMatrix> firstChunk, lastChunk;
+        if (splitRow != 0) {
+            firstChunk = uploadMatrix(*context_, allWeights.first(std::size_t(splitRow) * cols),
+                                      splitRow, cols, format, "Wqkv first chunk");
+            lastChunk = uploadMatrix(*context_, allWeights.subspan(std::size_t(splitRow) * cols),
+                                     rows - splitRow, cols, format, "Wqkv last chunk");
+        }
         auto input = deviceVector(
             padRows(randomValues(std::size_t(n) * cols, seed + 2, 2.0f), n, cols, stride), "x");
         auto norm = uploadVector(*context_, randomValues(cols, seed + 3), "norm");
@@ -723,7 +745,18 @@ private slots:
                 args.arrivals = &arrivals;
             }
             recorder_->begin();
-            kernels_->qkvRope(*recorder_, args, "qkv");
+            if (fused && lastChunk) {
+                QkvRopeArgs first = args;
+                first.weights = &*firstChunk;
+                first.attentionOutput = nullptr;
+                first.arrivals = nullptr;
+                kernels_->qkvRope(*recorder_, first, "qkv first chunk");
+                args.weights = &*lastChunk;
+                args.firstRow = splitRow;
+                kernels_->qkvRope(*recorder_, args, "qkv last chunk");
+            } else {
+                kernels_->qkvRope(*recorder_, args, "qkv");
+            }
             if (!fused) {
                 AttentionArgs attention;
                 attention.queries = &queries;
@@ -746,12 +779,13 @@ private slots:
         for (int repeat = 0; repeat < 2; ++repeat) {
             const auto fused = run(true);
             const QString what =
-                QString("heads %1/%2 dim %3 %4 tokens %5 run %6")
+                QString("heads %1/%2 dim %3 %4 tokens %5 split at row %6 run %7")
                     .arg(heads)
                     .arg(kvHeads)
                     .arg(headDim)
                     .arg(QString::fromStdString(std::string(weightFormatInfo(format).name)))
                     .arg(n)
+                    .arg(splitRow)
                     .arg(repeat);
             QVERIFY2(fused.queries == separate.queries, qPrintable("queries, " + what));
             QVERIFY2(fused.cache == separate.cache, qPrintable("kv cache, " + what));
