@@ -17,8 +17,8 @@
 #include <cmath>
 #include <memory>
 #include <optional>
-#include <span>
 #include <random>
+#include <span>
 
 using namespace inferscope;
 using namespace inferscope::compute;
@@ -665,8 +665,8 @@ private slots:
                     std::vector<std::uint32_t> splits = {0u, (shape.heads + shape.kvHeads) * d};
                     if (n == 21) splits.insert(splits.end(), {shape.heads * d, d});
                     for (std::uint32_t split : splits) {
-                        runFusedAttentionCase(shape.heads, shape.kvHeads, shape.headDim, format,
-                                              n, seed++, split);
+                        runFusedAttentionCase(shape.heads, shape.kvHeads, shape.headDim, format, n,
+                                              seed++, split);
                         if (QTest::currentTestFailed()) return;
                     }
                 }
