@@ -3,6 +3,7 @@
 #include "widgets/LabJobs.hpp"
 #include "widgets/TableModel.hpp"
 
+#include <QCheckBox>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -59,6 +60,12 @@ SpeculativePanel::SpeculativePanel(QWidget* parent)
     tokens_->setRange(8, 512);
     tokens_->setValue(64);
     row->addWidget(tokens_);
+    everyDraft_ = new QCheckBox(tr("every draft scheme"), this);
+    everyDraft_->setObjectName("speculativeEveryDraft");
+    everyDraft_->setToolTip(tr("Unticked: %1 only (about half the time). Ticked: every "
+                               "draft scheme, as the CLI's speculative command measures")
+                                .arg(quickDrafts().join(tr(" and "))));
+    row->addWidget(everyDraft_);
     controls_ = new JobControls(this, "speculative", tr("Measure speculation"));
     row->addWidget(controls_->runButton());
     row->addWidget(controls_->cancelButton());
@@ -90,9 +97,8 @@ quint64 SpeculativePanel::run(const ex::SpeculativeRequest& request) {
 std::optional<quint64> SpeculativePanel::runScripted() {
     setPositions(kScriptPositions);
     setRunTokens(kScriptTokens);
-    auto scripted = request();
-    scripted.study.draftFormats = {"int8-row", "int4-g128"};
-    return run(scripted);
+    setEveryDraft(false);
+    return run(request());
 }
 
 QString SpeculativePanel::emptyReason() const {
@@ -105,7 +111,20 @@ ex::SpeculativeRequest SpeculativePanel::request() const {
     ex::SpeculativeRequest r;
     r.study.positions = std::uint32_t(positions_->value());
     r.study.runTokens = tokens_->value();
+    if (!everyDraft_->isChecked()) {
+        r.study.draftFormats.clear();
+        for (const auto& name : quickDrafts()) r.study.draftFormats.push_back(name.toStdString());
+    }
     return r;
+}
+
+const QStringList& SpeculativePanel::quickDrafts() {
+    static const QStringList drafts = {"int8-row", "int4-g128"};
+    return drafts;
+}
+
+void SpeculativePanel::setEveryDraft(bool every) {
+    everyDraft_->setChecked(every);
 }
 
 void SpeculativePanel::setPositions(int positions) {
