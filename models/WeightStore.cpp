@@ -69,6 +69,14 @@ void WeightStore::releaseResidentPages() const {
     for (const auto& mapping : mappings_) mapping->releaseResidentPages();
 }
 
+void WeightStore::releaseResidentPages(const std::string& name) const {
+    const auto* tensor = find(name);
+    if (!tensor) return;
+    // Only a mapping's pages: advising away pages of heap memory would zero them.
+    for (const auto& mapping : mappings_)
+        if (mapping->releaseResidentPages(tensor->data)) return;
+}
+
 std::uint64_t WeightStore::totalElements() const {
     std::uint64_t total = 0;
     for (const auto& [name, tensor] : tensors_) total += tensor.elements();

@@ -43,6 +43,9 @@ public:
     // Drops the file mappings' pages from resident memory (see MappedFile); the views stay
     // valid. Tensors held in memory (not mapped) are untouched.
     void releaseResidentPages() const;
+    // The same for one tensor's pages, when it lies in a mapping (an engine that has
+    // uploaded it; a tensor held in memory is untouched). An unknown name is ignored.
+    void releaseResidentPages(const std::string& name) const;
     void add(StoredTensor tensor);        // throws ModelError on a duplicate name
     void remove(const std::string& name); // no-op when absent
 

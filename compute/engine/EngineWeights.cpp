@@ -59,6 +59,10 @@ RowChunkedMatrix Engine::uploadFused(const std::vector<std::string>& names, std:
         uploadSection(matrix, section, sectionNames, label + (sections.size() > 1 ? " part" : ""),
                       gateUpPairs, laneOrder);
     }
+    // These tensors' file pages have been read: drop them now rather than when every matrix
+    // is up, so a load (or a lab's second engine) holds one matrix of the file at a time.
+    if (store_)
+        for (const auto& name : names) store_->releaseResidentPages(name);
     return matrix;
 }
 

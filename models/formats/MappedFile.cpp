@@ -3,10 +3,12 @@
 #include "models/ModelError.hpp"
 #include "models/formats/RegularFile.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <optional>
 #include <sys/mman.h>
+#include <unistd.h>
 #include <utility>
 
 namespace inferscope::models {
@@ -32,6 +34,22 @@ MappedFile::MappedFile(const std::filesystem::path& path) : path_(path) {
 void MappedFile::releaseResidentPages() const {
     // Advice only: a failure leaves the pages resident, which is merely what it was.
     if (data_) ::madvise(const_cast<std::uint8_t*>(data_), size_, MADV_DONTNEED);
+}
+
+bool MappedFile::releaseResidentPages(std::span<const std::uint8_t> range) const {
+    if (!data_ || range.empty()) return false;
+    const auto begin = std::max(reinterpret_cast<std::uintptr_t>(range.data()),
+                                reinterpret_cast<std::uintptr_t>(data_));
+    const auto end = std::min(reinterpret_cast<std::uintptr_t>(range.data() + range.size()),
+                              reinterpret_cast<std::uintptr_t>(data_ + size_));
+    if (begin >= end) return false;
+    const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+    const auto first = begin / page * page;
+    const auto last =
+        std::min((end + page - 1) / page * page,
+                 (reinterpret_cast<std::uintptr_t>(data_ + size_) + page - 1) / page * page);
+    ::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
+    return true;
 }
 
 MappedFile::~MappedFile() {

@@ -25,6 +25,10 @@ public:
     // mapping is read-only, so its pages are clean and come back from the page cache when
     // next read). For a model whose weights now live on the device.
     void releaseResidentPages() const;
+    // The same for the pages that hold `range` (whole pages: a neighbour's bytes on a shared
+    // page come back when read). A range outside the mapping is ignored. Returns whether any
+    // part of the range lies in this mapping.
+    bool releaseResidentPages(std::span<const std::uint8_t> range) const;
 
 private:
     std::filesystem::path path_;

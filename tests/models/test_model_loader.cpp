@@ -9,9 +9,11 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -61,6 +63,7 @@ private slots:
     void defaultModelNeedsSetUp();
     void refusesWhatIsNotAModel();
     void mappedPagesCanLeaveResidentMemory();
+    void oneTensorsPagesCanLeaveResidentMemory();
 };
 
 void TestModelLoader::cacheDirectoryFollowsTheEnvironment() {
@@ -167,6 +170,50 @@ void TestModelLoader::mappedPagesCanLeaveResidentMemory() {
              qPrintable(QString("%1 -> %2").arg(touched).arg(released)));
     QCOMPARE(sum(), expected);
     QVERIFY(std::equal(bytes.begin(), bytes.end(), mapping->bytes().begin()));
+}
+
+// An engine drops each matrix's pages once it is uploaded (WeightStore::releaseResidentPages
+// of a name): that tensor's pages leave, the others stay, and a tensor held in memory (not in
+// a mapping) keeps its bytes.
+void TestModelLoader::oneTensorsPagesCanLeaveResidentMemory() {
+    QTemporaryDir dir;
+    const std::filesystem::path path = dir.filePath("weights.bin").toStdString();
+    constexpr std::size_t kHalf = 16u << 20;
+    std::vector<std::uint8_t> bytes(2 * kHalf);
+    for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = std::uint8_t(i * 2654435761u >> 13);
+    std::ofstream(path, std::ios::binary)
+        .write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
+    auto mapping = std::make_shared<const MappedFile>(path);
+    const std::vector<std::uint8_t> held(4096, 7);
+    WeightStore store;
+    store.addMapping(mapping);
+    const auto tensor = [](const char* name, std::span<const std::uint8_t> data) {
+        StoredTensor t;
+        t.name = name;
+        t.type = TensorType::F32;
+        t.shape = {data.size() / 4};
+        t.data = data;
+        return t;
+    };
+    store.add(tensor("first", mapping->bytes().first(kHalf)));
+    store.add(tensor("second", mapping->bytes().subspan(kHalf)));
+    store.add(tensor("held", held));
+    const auto sum = [&] {
+        std::uint64_t total = 0;
+        for (auto b : mapping->bytes()) total = total * 31 + b;
+        return total;
+    };
+    const auto expected = sum();
+    const auto touched = fileBackedResidentKiB();
+    store.releaseResidentPages("first");
+    const auto released = fileBackedResidentKiB();
+    // One half left: at least 15 MiB of its 16, and not the other half's 16.
+    QVERIFY2(touched - released >= 15 * 1024 && touched - released < 24 * 1024,
+             qPrintable(QString("%1 -> %2").arg(touched).arg(released)));
+    store.releaseResidentPages("held");
+    store.releaseResidentPages("no such tensor");
+    QVERIFY(std::all_of(held.begin(), held.end(), [](std::uint8_t b) { return b == 7; }));
+    QCOMPARE(sum(), expected);
 }
 
 QTEST_APPLESS_MAIN(TestModelLoader)
