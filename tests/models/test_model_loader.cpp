@@ -139,6 +139,12 @@ namespace {
 long fileBackedResidentKiB() {
     return inferscope::tests::procStatus("RssFile:");
 }
+// Reads every byte of the mapping (so its pages are resident) into one checksum.
+std::uint64_t checksumOf(const MappedFile& mapping) {
+    std::uint64_t total = 0;
+    for (auto b : mapping.bytes()) total = total * 31 + b;
+    return total;
+}
 } // namespace
 
 // An engine that has uploaded the weights drops the file's pages (WeightStore::
@@ -154,11 +160,7 @@ void TestModelLoader::mappedPagesCanLeaveResidentMemory() {
     auto mapping = std::make_shared<const MappedFile>(path);
     WeightStore store;
     store.addMapping(mapping);
-    const auto sum = [&] {
-        std::uint64_t total = 0;
-        for (auto b : mapping->bytes()) total = total * 31 + b;
-        return total;
-    };
+    const auto sum = [&] { return checksumOf(*mapping); };
     const auto before = fileBackedResidentKiB();
     const auto expected = sum();
     const auto touched = fileBackedResidentKiB();
@@ -198,11 +200,7 @@ void TestModelLoader::oneTensorsPagesCanLeaveResidentMemory() {
     store.add(tensor("first", mapping->bytes().first(kHalf)));
     store.add(tensor("second", mapping->bytes().subspan(kHalf)));
     store.add(tensor("held", held));
-    const auto sum = [&] {
-        std::uint64_t total = 0;
-        for (auto b : mapping->bytes()) total = total * 31 + b;
-        return total;
-    };
+    const auto sum = [&] { return checksumOf(*mapping); };
     const auto expected = sum();
     const auto touched = fileBackedResidentKiB();
     store.releaseResidentPages("first");
