@@ -2,6 +2,7 @@
 
 #include <QLabel>
 #include <QPushButton>
+#include <QRegularExpression>
 #include <QWidget>
 #include <algorithm>
 #include <cmath>
@@ -61,6 +62,10 @@ quint64 JobControls::run(const std::function<quint64(LabJobs&)>& start) {
 
 QString JobControls::progressText(const QString& stage, int percent, qint64 elapsedMs) {
     if (elapsedMs < kEstimateAfterMs || percent < 5 || percent >= 100) return stage;
+    // The quality report and the class report estimate from their own units of work (schemes,
+    // weighted items) and say so in the stage: one estimate per line, theirs.
+    static const QRegularExpression ownEstimate(QStringLiteral("\\babout [^·]+ left\\b"));
+    if (stage.contains(ownEstimate)) return stage;
     // Linear in the share done: the labs report their stages by the work they hold.
     const double left = elapsedMs / 1000.0 * (100 - percent) / percent;
     const QString time = left < 90 ? tr("%1 s").arg(std::max(1, int(std::lround(left))))

@@ -65,6 +65,9 @@ private slots:
                  QString("B = 4 · about 3 min left"));
         QCOMPARE(JobControls::progressText("B = 4", 2, 60000), QString("B = 4"));
         QCOMPARE(JobControls::progressText("Done", 100, 60000), QString("Done"));
+        // A lab that estimates for itself keeps its line: no second estimate beside it.
+        QCOMPARE(JobControls::progressText("Scheme 3 of 10: fp16, about 5.8 min left", 20, 60000),
+                 QString("Scheme 3 of 10: fp16, about 5.8 min left"));
         // On a real job: a line sent after the first two seconds carries the estimate.
         LabJobs jobs;
         QWidget panel;
