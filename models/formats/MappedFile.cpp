@@ -32,8 +32,7 @@ MappedFile::MappedFile(const std::filesystem::path& path) : path_(path) {
 }
 
 void MappedFile::releaseResidentPages() const {
-    // Advice only: a failure leaves the pages resident, which is merely what it was.
-    if (data_) ::madvise(const_cast<std::uint8_t*>(data_), size_, MADV_DONTNEED);
+    releaseResidentPages(bytes());
 }
 
 bool MappedFile::releaseResidentPages(std::span<const std::uint8_t> range) const {
@@ -48,6 +47,7 @@ bool MappedFile::releaseResidentPages(std::span<const std::uint8_t> range) const
     const auto last =
         std::min((end + page - 1) / page * page,
                  (reinterpret_cast<std::uintptr_t>(data_ + size_) + page - 1) / page * page);
+    // Advice only: a failure leaves the pages resident, which is merely what it was.
     ::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
     return true;
 }
