@@ -145,6 +145,11 @@ void Engine::uploadSection(RowChunkedMatrix& matrix, const MatrixSection& sectio
         return;
     }
     const auto packed = packForGpu(chosen, parts, cols);
+    // The packed copy is what the upload reads (or, as stored, a view the upload faults back
+    // in from the page cache): the file's pages can go before the device copy is made, so a
+    // large table's file pages, packed copy and device copy are never resident at once.
+    if (store_)
+        for (const auto& name : names) store_->releaseResidentPages(name);
     // The lane-scale copy where the kernels read one and the chunk still fits a binding.
     auto upload = [&](const GpuPackedMatrix& chunk, const std::string& chunkName) {
         const bool copy =
@@ -224,6 +229,20 @@ void Engine::uploadMatrices(bool keepUnchanged) {
         bytes += matrix.bytes();
         return matrix;
     };
+    // The table and the head first: the largest matrices, whose file pages and packed host
+    // copy come and go while little else of this engine is allocated. Built beside another
+    // engine (a speculative draft beside its target) the build's peak is then the weights,
+    // not the weights plus those transients (docs/performance-notes.md).
+    const std::string tableName = hasOutput ? "token_embd" : "output (tied)";
+    RowChunkedMatrix table = keepTable
+                                 ? std::move(b.embedding)
+                                 : uploadFused({"token_embd.weight"}, c.hiddenSize, c.vocabSize,
+                                               hasOutput ? tableFormat : requestedHead, tableName);
+    RowChunkedMatrix head;
+    if (hasOutput)
+        head = keepHead ? std::move(b.outputHead)
+                        : uploadFused({"output.weight"}, c.hiddenSize, c.vocabSize, requestedHead,
+                                      "output");
     auto name = [](std::uint32_t l, const char* suffix) { return layerName(l, suffix); };
     for (std::uint32_t l = 0; l < c.layers; ++l) {
         auto& layer = layers_[l];
@@ -247,16 +266,8 @@ void Engine::uploadMatrices(bool keepUnchanged) {
                                       name(l, "ffn_down")),
                           name(l, "ffn_down"));
     }
-    const std::string tableName = hasOutput ? "token_embd" : "output (tied)";
-    b.embedding = keep(keepTable ? std::move(b.embedding)
-                                 : uploadFused({"token_embd.weight"}, c.hiddenSize, c.vocabSize,
-                                               hasOutput ? tableFormat : requestedHead, tableName),
-                       tableName);
-    if (hasOutput)
-        b.outputHead = keep(keepHead ? std::move(b.outputHead)
-                                     : uploadFused({"output.weight"}, c.hiddenSize, c.vocabSize,
-                                                   requestedHead, "output"),
-                            "output");
+    b.embedding = keep(std::move(table), tableName);
+    if (hasOutput) b.outputHead = keep(std::move(head), "output");
     weightBytes_ = vectorBytes_ + bytes;
     // The weights live on the device now: the file's pages need not stay resident.
     if (store_) store_->releaseResidentPages();
