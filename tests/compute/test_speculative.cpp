@@ -22,7 +22,9 @@
 
 #include <atomic>
 #include <cmath>
+#include <deque>
 #include <map>
+#include <set>
 
 using namespace inferscope;
 using namespace inferscope::compute;
@@ -45,6 +47,48 @@ std::unique_ptr<VulkanBackend> engineBackend(const models::LoadedModel& model,
     options.maxSequences = 4;
     return std::make_unique<VulkanBackend>(std::make_shared<Engine>(model, options));
 }
+
+// Forwards to a real backend and notes the shape of each append (tokens, all logits or the
+// last). Appends before the first of a prompt's length are the study's warm-up; the shapes
+// of the smaller appends after it (the timed steps and verifications) are collected apart.
+using StepShape = std::pair<std::size_t, bool>;
+struct ShapeLog {
+    std::string backend;
+    std::set<StepShape> warmed, steps;
+};
+
+class ShapeRecorder : public DecoderBackend {
+public:
+    ShapeRecorder(std::unique_ptr<DecoderBackend> inner, std::size_t promptLength, ShapeLog& log)
+        : inner_(std::move(inner)), promptLength_(promptLength), log_(log) {
+        log_.backend = inner_->name();
+    }
+    std::string name() const override { return inner_->name(); }
+    void reset() override { inner_->reset(); }
+    std::vector<float> append(std::span<const std::int32_t> tokens) override {
+        note({tokens.size(), false});
+        return inner_->append(tokens);
+    }
+    std::vector<float> appendAllLogits(std::span<const std::int32_t> tokens) override {
+        note({tokens.size(), true});
+        return inner_->appendAllLogits(tokens);
+    }
+    std::uint32_t vocabSize() const override { return inner_->vocabSize(); }
+    std::uint32_t length() const override { return inner_->length(); }
+    void truncate(std::uint32_t newLength) override { inner_->truncate(newLength); }
+
+private:
+    void note(StepShape shape) {
+        if (shape.first + 1 >= promptLength_)
+            warm_ = false; // the prompt (or all of it but its last token)
+        else
+            (warm_ ? log_.warmed : log_.steps).insert(shape);
+    }
+    std::unique_ptr<DecoderBackend> inner_;
+    std::size_t promptLength_;
+    ShapeLog& log_;
+    bool warm_ = true;
+};
 
 // Wilson-Hilferty: the chi-square quantile for `dof` degrees of freedom at the normal
 // quantile z (z = 3.09: p = 0.001).
@@ -321,6 +365,44 @@ private slots:
         const auto [draftStatistic, draftDof] = chiSquare(fromDraft, p, runs);
         QVERIFY2(draftStatistic > chiSquareQuantile(draftDof, 3.09),
                  qPrintable(QString("the draft alone passes: %1").arg(draftStatistic)));
+    }
+
+    // No timed step builds a pipeline: the study feeds every backend, untimed, each shape its
+    // timed steps will have (the target's one-token steps and g + 1 verifications; a draft's
+    // one- and two-token steps), before the prompt it is measured on.
+    void studyWarmsEveryTimedShape() {
+        const auto prompt = promptOf(20, 4);
+        std::deque<ShapeLog> logs; // one per backend built, outliving it
+        const auto factory = [&](const std::string& name) {
+            auto recorder =
+                std::make_unique<ShapeRecorder>(engineBackend(*model_, *weightFormatFromName(name)),
+                                                prompt.size(), logs.emplace_back());
+            ex::FormatBackend result;
+            result.backend = recorder.get();
+            result.owned = std::move(recorder);
+            return result;
+        };
+        ex::SpeculativeStudyOptions options;
+        options.draftFormats = {"int8-row", "int4-tensor"};
+        options.runDraft = "int4-tensor"; // rebuilt for the runs: a draft's two-token steps
+        options.positions = 16;
+        options.runDraftLengths = {1, 3, 6};
+        options.runTokens = 24;
+        const auto study = ex::runSpeculativeStudy(factory, factory, prompt, options);
+        QCOMPARE(study.runs.size(), std::size_t(3));
+        QCOMPARE(logs.size(), std::size_t(4)); // target, two drafts, the run draft
+        for (StepShape shape : {StepShape{2, true}, StepShape{4, true}, StepShape{7, true}})
+            QVERIFY(logs.front().steps.count(shape));
+        QVERIFY(logs.back().steps.count({2, false}));
+        for (const auto& log : logs) {
+            QVERIFY(!log.warmed.empty());
+            for (const auto& [tokens, allLogits] : log.steps)
+                QVERIFY2(log.warmed.count({tokens, allLogits}),
+                         qPrintable(QString("%1: a timed append of %2 tokens (%3) was not warmed")
+                                        .arg(QString::fromStdString(log.backend))
+                                        .arg(tokens)
+                                        .arg(allLogits ? "all logits" : "last logits")));
+        }
     }
 
     void sessionStudyMeasuresEveryDraft() {

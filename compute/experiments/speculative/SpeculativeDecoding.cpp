@@ -312,14 +312,28 @@ std::pair<std::uint32_t, double> bestDraftLength(double alpha, double c) {
     return best;
 }
 
-// A tiny untimed prefill, decode and verification-sized chunk, so no timed step pays for
-// pipeline creation.
-void warmUp(DecoderBackend& model, std::span<const std::int32_t> prompt, std::uint32_t chunk) {
+// A chunk of tokens a backend is fed in the timed part, and whether it returns every row's
+// logits (a verification) or the last (a step).
+struct StepShape {
+    std::uint32_t tokens = 1;
+    bool allLogits = false;
+};
+
+// Feeds a backend, untimed, every shape its timed steps will have, each behind a cached
+// token, so that no measured step pays for building a pipeline (on lavapipe the first
+// verification of 5 positions built four, about 0.2 s inside v(4)).
+void warmUp(DecoderBackend& model, std::span<const std::int32_t> prompt,
+            const std::vector<StepShape>& shapes) {
     model.reset();
     model.append(prompt.first(1));
-    model.append(prompt.first(1));
-    std::vector<std::int32_t> tokens(std::max<std::uint32_t>(chunk, 2), prompt.front());
-    model.appendAllLogits(tokens);
+    for (const auto& shape : shapes) {
+        const std::vector<std::int32_t> tokens(shape.tokens, prompt.front());
+        if (shape.allLogits)
+            model.appendAllLogits(tokens);
+        else
+            model.append(tokens);
+        model.truncate(1);
+    }
     model.reset();
 }
 
@@ -340,8 +354,6 @@ SpeculativeStudy runSpeculativeStudy(const FormatBackendFactory& makeTarget,
     const auto report = [&](const std::string& stage, int percent) {
         if (options.progress) options.progress(stage, percent);
     };
-    std::uint32_t longest = 1;
-    for (auto g : options.runDraftLengths) longest = std::max(longest, g);
 
     SpeculativeStudy study;
     study.promptIds.assign(promptIds.begin(), promptIds.end());
@@ -352,7 +364,10 @@ SpeculativeStudy runSpeculativeStudy(const FormatBackendFactory& makeTarget,
     study.target = target.backend->name();
     study.targetWeightBytes = target.weightBytes;
     study.targetDeviceBytes = target.deviceBytes;
-    warmUp(*target.backend, promptIds, longest + 1);
+    // The target steps alone (one token) and verifies g + 1 positions for each g run.
+    std::vector<StepShape> targetShapes{{1, false}};
+    for (auto g : options.runDraftLengths) targetShapes.push_back({g + 1, true});
+    warmUp(*target.backend, promptIds, targetShapes);
 
     report("Target: " + std::to_string(options.positions) + " greedy positions", 5);
     SpeculativeOptions greedy;
@@ -370,7 +385,7 @@ SpeculativeStudy runSpeculativeStudy(const FormatBackendFactory& makeTarget,
         report("Draft " + scheme + ": agreement over the target's context",
                int(100 * (i + 1) / stages));
         auto draft = makeDraft(scheme); // built while the target stays resident
-        warmUp(*draft.backend, promptIds, 2);
+        warmUp(*draft.backend, promptIds, {{1, false}});
         auto agreement =
             measureAgreement(*draft.backend, promptIds, reference.tokens, options.cancelled);
         agreement.scheme = scheme;
@@ -393,7 +408,8 @@ SpeculativeStudy runSpeculativeStudy(const FormatBackendFactory& makeTarget,
     }
     report("Real runs with the " + study.runDraft + " draft", int(100 * (stages - 1) / stages));
     auto draft = makeDraft(study.runDraft);
-    warmUp(*draft.backend, promptIds, 2);
+    // A draft steps one token at a time, or two after a verification that kept all g.
+    warmUp(*draft.backend, promptIds, {{1, false}, {2, false}});
     SpeculativeOptions run;
     run.maxNewTokens = options.runTokens;
     run.temperature = options.temperature;

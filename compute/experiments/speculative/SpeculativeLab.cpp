@@ -30,6 +30,15 @@ std::optional<WeightFormat> targetHeadFormat(const models::LoadedModel& model,
                ? std::optional(WeightFormat::AsStored)
                : std::nullopt;
 }
+// A draft is fed one or two tokens a step. Its prompt runs in the same small tiles, so it never
+// builds the prefill pipelines that only its prompt would use: on lavapipe about 30 MB of
+// compiled code, held beside the target's (docs/performance-notes.md).
+KernelTuning withStepTilesOnly(KernelTuning tuning) {
+    tuning.prefillTokens = 2;
+    tuning.int8PrefillTokens = 0;
+    tuning.prefillSlots = tuning.decodeSlots;
+    return tuning;
+}
 } // namespace
 
 SpeculativeLab::Result SpeculativeLab::run(LabContext& lab, const Request& request,
@@ -69,14 +78,21 @@ SpeculativeLab::Result SpeculativeLab::run(LabContext& lab, const Request& reque
         (positions + options.blockSize) / options.blockSize * options.blockSize;
     const auto model = lab.sharedModel();
     const auto targetHead = targetHeadFormat(*model, study.targetFormat);
-    const auto ownEngineWithHead = [model, options, longest](std::optional<WeightFormat> head) {
-        return [model, options, head, longest](const std::string& name) {
+    // The device's kernel tuning: the session engine's, else that of the first engine built
+    // (the target).
+    std::optional<KernelTuning> deviceTuning;
+    if (session) deviceTuning = session->tuning();
+    const auto ownEngine = [model, options, longest,
+                            &deviceTuning](std::optional<WeightFormat> head, bool draft) {
+        return [model, options, head, longest, draft, &deviceTuning](const std::string& name) {
             auto engineOptions = options;
             engineOptions.weightFormat = *weightFormatFromName(name);
             engineOptions.headFormat = head;
             // Logits of at most g + 1 rows a step (a verification): 64 rows would hold 12 MB.
             engineOptions.maxLogitRowsPerStep = longest + 1;
+            if (draft && deviceTuning) engineOptions.tuning = withStepTilesOnly(*deviceTuning);
             auto built = std::make_shared<Engine>(*model, engineOptions);
+            if (!deviceTuning) deviceTuning = built->tuning();
             FormatBackend result;
             result.weightBytes = built->memory().weightBytes;
             result.deviceBytes = built->memory().deviceBytes;
@@ -85,8 +101,8 @@ SpeculativeLab::Result SpeculativeLab::run(LabContext& lab, const Request& reque
             return result;
         };
     };
-    const FormatBackendFactory ownTarget = ownEngineWithHead(targetHead);
-    const FormatBackendFactory ownDraft = ownEngineWithHead(options.headFormat);
+    const FormatBackendFactory ownTarget = ownEngine(targetHead, false);
+    const FormatBackendFactory ownDraft = ownEngine(options.headFormat, true);
     const bool lendSession = session && !session->tuning().int8Activations &&
                              session->kvCache().maxPositionsPerSequence() >= positions &&
                              session->kvCache().capacityBlocks() * session->kvCache().blockSize() >=
