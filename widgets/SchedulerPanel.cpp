@@ -1,6 +1,7 @@
 #include "widgets/SchedulerPanel.hpp"
 
 #include "widgets/GanttFigure.hpp"
+#include "widgets/GuiThreadPost.hpp"
 #include "widgets/LabJobs.hpp"
 #include "widgets/PanelControls.hpp"
 #include "widgets/TableModel.hpp"
@@ -147,16 +148,12 @@ void SchedulerPanel::attach(const PanelContext& context) {
 
 quint64 SchedulerPanel::run(compute::experiments::SchedulingRequest request) {
     const quint64 serial = ++runSerial_;
-    QPointer<SchedulerPanel> self(this);
-    request.onTimeline = [self, serial](const compute::Table& timeline) {
+    request.onTimeline = [self = QPointer<SchedulerPanel>(this),
+                          serial](const compute::Table& timeline) {
         // The job's thread: drawn on the GUI thread, for the latest run of a live panel.
-        if (!self) return;
-        QMetaObject::invokeMethod(
-            self.data(),
-            [self, serial, timeline] {
-                if (self && self->runSerial_ == serial) self->setTables({timeline});
-            },
-            Qt::QueuedConnection);
+        postToWidget(self, [serial, timeline](SchedulerPanel& panel) {
+            if (panel.runSerial_ == serial) panel.setTables({timeline});
+        });
     };
     const quint64 id = controls_->run(
         [&](LabJobs& jobs) { return jobs.runLab<compute::experiments::SchedulerLab>(request); });

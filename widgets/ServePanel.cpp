@@ -1,6 +1,7 @@
 #include "widgets/ServePanel.hpp"
 
 #include "compute/experiments/serving/KvBlockMap.hpp"
+#include "widgets/GuiThreadPost.hpp"
 #include "widgets/KvBlocksPanel.hpp"
 #include "widgets/LabJobs.hpp"
 #include "widgets/PanelControls.hpp"
@@ -144,16 +145,11 @@ std::optional<quint64> ServePanel::runScripted() {
 }
 
 quint64 ServePanel::serve(ex::ServeRequest r) {
-    QPointer<ServePanel> self(this);
-    r.onSnapshot = [self](std::shared_ptr<const ex::ServeSnapshot> snapshot,
-                          const std::string& url) {
-        // The job's thread: draw on the GUI thread, if the panel still exists.
-        QMetaObject::invokeMethod(
-            self.data(),
-            [self, snapshot = std::move(snapshot), url = QString::fromStdString(url)] {
-                if (self) self->showSnapshot(*snapshot, url);
-            },
-            Qt::QueuedConnection);
+    r.onSnapshot = [self = QPointer<ServePanel>(this)](
+                       std::shared_ptr<const ex::ServeSnapshot> snapshot, const std::string& url) {
+        // The job's thread: drawn on the GUI thread, if the panel still exists.
+        postToWidget(self, [snapshot = std::move(snapshot), url = QString::fromStdString(url)](
+                               ServePanel& panel) { panel.showSnapshot(*snapshot, url); });
     };
     const quint64 id = controls_->run([&r](LabJobs& jobs) { return jobs.runLab<ex::ServeLab>(r); });
     if (id != 0) clear();
